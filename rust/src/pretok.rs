@@ -4,8 +4,49 @@
 //! tokenizer files). When that string is one of the presets (GPT-2, cl100k/GPT-4, o200k), the
 //! preset's scanner is used; any other string is compiled with `fancy-regex`. `None` means "the
 //! whole text is one piece".
+//!
+//! # The preset scanners
+//!
+//! The three presets are not run through a regex engine: each has a hand-written scanner
+//! (`next_gpt2`, `next_gpt4`, `next_o200k`) that returns the end of the piece starting at a given
+//! byte offset, walking the UTF-8 bytes of the `&str` directly. Each scanner is a transcription
+//! of its pattern under backtracking, leftmost-first semantics (what fancy-regex does, and
+//! therefore what tiktoken does); the comments beside them derive, alternative by alternative,
+//! which match the backtracking engine settles on. The tests compare them with fancy-regex on
+//! hand-picked strings, on every short string over a set of representative characters, and on
+//! many pseudo-random strings.
+//!
+//! Characters are classified by one table lookup giving a byte of class bits (`L`, `N`, `WS`,
+//! ...). ASCII, almost all of the bytes of most text, is one load from a 128-entry table;
+//! other code points are decoded and looked up in a two-level table (`INDEX[cp >> SHIFT]` picks a
+//! deduplicated block of `BLOCKS`), which costs two loads and no search.
+//!
+//! The tables (`unicode_tables.rs`) are generated source, committed, produced from
+//! `regex-syntax`'s own Unicode data by parsing the very sub-expressions the patterns contain
+//! (`\p{L}`, `\s`, `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`, ...). That is the data the regex crate behind
+//! fancy-regex, and so tiktoken, matches with (Unicode 16.0 in regex-syntax 0.8.12). Static
+//! tables cost nothing at startup and need no `regex-syntax` at run time; a test checks every
+//! code point against `regex-syntax` so that a dependency update that changes the Unicode
+//! version fails loudly instead of silently drifting. To regenerate:
+//! `BYTEPAIR_REGEN_TABLES=1 cargo test regenerate_unicode_tables -- --ignored`.
+//!
+//! What the classes mean (as in the regex crate): `\s` is Unicode `White_Space` (`\t`..`\r`,
+//! space, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000);
+//! `\p{L}` and `\p{N}` are the general categories Letter and Number (Nd, Nl, No). Case-insensitive
+//! contractions use simple case folding, so `'\u{17F}` (LATIN SMALL LETTER LONG S) is a
+//! contraction like `'s` in cl100k and o200k.
+//!
+//! Differences from Python, which we do not follow (the reference is tiktoken): the Python `regex`
+//! module (checked with 2026.5.9) has exactly the same `\s`, but Python's `re` module and
+//! `str.isspace` also count U+001C..U+001F as whitespace. And that `regex` module has Unicode 17
+//! data, so it sees 4,644 more letters (e.g. U+088F, U+A7CE) and 13 more numbers (U+11DE0..)
+//! than regex-syntax's Unicode 16; text with those characters splits differently there.
 
 use crate::error::{Error, Result};
+
+#[path = "unicode_tables.rs"]
+#[rustfmt::skip]
+mod tables;
 
 /// GPT-2 / r50k_base.
 pub const GPT2: &str =
@@ -36,7 +77,7 @@ pub enum Preset {
 #[derive(Debug)]
 enum Kind {
     Whole,
-    Preset(Preset, fancy_regex::Regex),
+    Preset(Preset),
     Custom(fancy_regex::Regex),
 }
 
@@ -58,22 +99,15 @@ impl Pretokenizer {
     pub fn new(pattern: Option<&str>) -> Result<Self> {
         let kind = match pattern {
             None => Kind::Whole,
-            Some(p) if p.is_empty() => {
-                return Err(Error::Pattern("the pattern is empty (use None for no splitting)".into()))
+            Some("") => {
+                return Err(Error::Pattern(
+                    "the pattern is empty (use None for no splitting)".into(),
+                ))
             }
-            Some(p) => {
-                let preset = match p {
-                    GPT2 => Some(Preset::Gpt2),
-                    GPT4 => Some(Preset::Gpt4),
-                    O200K => Some(Preset::O200k),
-                    _ => None,
-                };
-                let re = compile(p)?;
-                match preset {
-                    Some(preset) => Kind::Preset(preset, re),
-                    None => Kind::Custom(re),
-                }
-            }
+            Some(GPT2) => Kind::Preset(Preset::Gpt2),
+            Some(GPT4) => Kind::Preset(Preset::Gpt4),
+            Some(O200K) => Kind::Preset(Preset::O200k),
+            Some(p) => Kind::Custom(compile(p)?),
         };
         Ok(Pretokenizer { kind, source: pattern.map(str::to_owned) })
     }
@@ -84,14 +118,14 @@ impl Pretokenizer {
 
     pub fn preset(&self) -> Option<Preset> {
         match &self.kind {
-            Kind::Preset(p, _) => Some(*p),
+            Kind::Preset(p) => Some(*p),
             _ => None,
         }
     }
 
     /// Calls `f` with each piece of `text`, in order. The pieces cover the text only where the
     /// pattern matches; text between matches (possible with custom patterns) is dropped, as
-    /// `regex.findall` drops it.
+    /// `regex.findall` drops it. Presets cannot fail; a custom regex can (backtracking limit).
     pub fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
         match &self.kind {
             Kind::Whole => {
@@ -100,7 +134,19 @@ impl Pretokenizer {
                 }
                 Ok(())
             }
-            Kind::Preset(_, re) | Kind::Custom(re) => {
+            Kind::Preset(Preset::Gpt2) => {
+                scan(text, f, next_gpt2);
+                Ok(())
+            }
+            Kind::Preset(Preset::Gpt4) => {
+                scan(text, f, next_gpt4);
+                Ok(())
+            }
+            Kind::Preset(Preset::O200k) => {
+                scan(text, f, next_o200k);
+                Ok(())
+            }
+            Kind::Custom(re) => {
                 for m in re.find_iter(text) {
                     let m = m.map_err(|e| Error::Pattern(format!("matching failed: {e}")))?;
                     if !m.as_str().is_empty() {
@@ -133,13 +179,363 @@ pub fn is_independent_cut(text: &[u8], cut: usize) -> bool {
         && text[cut].is_ascii_alphanumeric()
 }
 
+// ---------------------------------------------------------------------------------------------
+// Character classes. One byte of bits per code point; the bits are the character classes the
+// preset patterns use, each exactly the regex sub-expression named beside it.
+
+/// `\p{L}`
+const L: u8 = 1;
+/// `\p{N}`
+const N: u8 = 2;
+/// `\s`
+const WS: u8 = 4;
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` (o200k's "upper" class)
+const UP: u8 = 8;
+/// `[\p{Ll}\p{Lm}\p{Lo}\p{M}]` (o200k's "lower" class)
+const LOW: u8 = 16;
+/// `[^\s\p{L}\p{N}]` ("other": punctuation, symbols, marks, controls that are not whitespace)
+const OTHER: u8 = 32;
+/// `[^\r\n\p{L}\p{N}]` (the optional one-character prefix of cl100k/o200k words)
+const PRE: u8 = 64;
+/// `[\r\n]`
+const NL: u8 = 128;
+
+/// The class bits and UTF-8 length of the character starting at byte `i` of `b` (valid UTF-8,
+/// `i` on a character boundary, `i < b.len()`).
+#[inline(always)]
+fn class_at(b: &[u8], i: usize) -> (u8, usize) {
+    let x = b[i];
+    if x < 0x80 {
+        (tables::ASCII[x as usize], 1)
+    } else {
+        class_non_ascii(b, i, x)
+    }
+}
+
+#[inline]
+fn class_non_ascii(b: &[u8], i: usize, x: u8) -> (u8, usize) {
+    let cont = |k: usize| (b[i + k] & 0x3F) as u32;
+    let (cp, n) = if x < 0xE0 {
+        (((x & 0x1F) as u32) << 6 | cont(1), 2)
+    } else if x < 0xF0 {
+        (((x & 0x0F) as u32) << 12 | cont(1) << 6 | cont(2), 3)
+    } else {
+        (((x & 0x07) as u32) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3), 4)
+    };
+    (class_of(cp), n)
+}
+
+/// The class bits of a code point (any `u32` up to U+10FFFF).
+#[inline]
+fn class_of(cp: u32) -> u8 {
+    const MASK: usize = (1 << tables::SHIFT) - 1;
+    let block = tables::INDEX[(cp >> tables::SHIFT) as usize] as usize;
+    tables::BLOCKS[(block << tables::SHIFT) | (cp as usize & MASK)]
+}
+
+/// The end of the run of characters in `class` starting at `i` (possessive `class*`).
+#[inline]
+fn run(b: &[u8], mut i: usize, class: u8) -> usize {
+    while i < b.len() {
+        let (k, n) = class_at(b, i);
+        if k & class == 0 {
+            break;
+        }
+        i += n;
+    }
+    i
+}
+
+/// `\p{N}{1,3}` at `i`, given that the character at `i` is a number `n` bytes long.
+#[inline]
+fn digits3(b: &[u8], i: usize, n: usize) -> usize {
+    let mut end = i + n;
+    for _ in 0..2 {
+        if end >= b.len() {
+            break;
+        }
+        let (k, n) = class_at(b, end);
+        if k & N == 0 {
+            break;
+        }
+        end += n;
+    }
+    end
+}
+
+/// A maximal run of whitespace starting at a whitespace character.
+struct WsRun {
+    /// End of the run.
+    end: usize,
+    /// Start of its last character (equal to the run's start when the run is one character).
+    last: usize,
+    /// End of its last `\r` or `\n`, if it has one.
+    nl_end: Option<usize>,
+}
+
+#[inline]
+fn ws_run(b: &[u8], i: usize) -> WsRun {
+    let (mut p, mut last, mut nl_end) = (i, i, None);
+    while p < b.len() {
+        let (k, n) = class_at(b, p);
+        if k & WS == 0 {
+            break;
+        }
+        if k & NL != 0 {
+            nl_end = Some(p + 1);
+        }
+        last = p;
+        p += n;
+    }
+    WsRun { end: p, last, nl_end }
+}
+
+/// The contractions of GPT-2, case-sensitive, after the apostrophe at `j - 1`:
+/// `'(?:[sdmt]|ll|ve|re)`.
+#[inline]
+fn contraction_gpt2(b: &[u8], j: usize) -> Option<usize> {
+    match (b.get(j), b.get(j + 1)) {
+        (Some(b's' | b'd' | b'm' | b't'), _) => Some(j + 1),
+        (Some(b'l'), Some(b'l')) | (Some(b'v' | b'r'), Some(b'e')) => Some(j + 2),
+        _ => None,
+    }
+}
+
+/// The case-insensitive contractions after the apostrophe at `j - 1`:
+/// `(?i:[sdmt]|ll|ve|re)` (cl100k) and `(?i:s|t|re|ve|m|ll|d)` (o200k) match the same strings.
+/// Under simple case folding the only non-ASCII character equal to one of these letters is
+/// U+017F LATIN SMALL LETTER LONG S (bytes C5 BF), equal to `s`; a test checks this against
+/// regex-syntax. For an ASCII letter `c`, `x | 0x20 == c` holds for exactly `x` in {c, C}.
+#[inline]
+fn contraction_ci(b: &[u8], j: usize) -> Option<usize> {
+    let x = *b.get(j)?;
+    let second_is = |c: u8| b.get(j + 1).is_some_and(|&y| y | 0x20 == c);
+    match x | 0x20 {
+        b's' | b'd' | b'm' | b't' => Some(j + 1),
+        b'l' if second_is(b'l') => Some(j + 2),
+        b'v' | b'r' if second_is(b'e') => Some(j + 2),
+        _ if x == 0xC5 && b.get(j + 1) == Some(&0xBF) => Some(j + 2),
+        _ => None,
+    }
+}
+
+/// Calls `f` with the pieces of `text`, where `next(b, i)` is the end of the piece at `i`. The
+/// presets always match at least one character at any position, so the pieces cover the text.
+#[inline]
+fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str), next: impl Fn(&[u8], usize) -> usize) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let end = next(b, i);
+        debug_assert!(end > i && text.is_char_boundary(end));
+        f(&text[i..end]);
+        i = end;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPT-2: '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+//
+// Every character is a letter, a number, whitespace or "other", so some alternative matches at
+// every position. The whitespace alternatives, for the maximal whitespace run [i, end):
+//  - `\s++$` takes the whole run when it ends the text;
+//  - otherwise a non-space follows the run, so `\s+(?!\S)` backtracks one character and takes
+//    all but the last character of the run, if the run has two or more;
+//  - otherwise `\s` takes the one character.
+
+fn next_gpt2(b: &[u8], i: usize) -> usize {
+    let x = b[i];
+    if x == b'\'' {
+        if let Some(end) = contraction_gpt2(b, i + 1) {
+            return end;
+        }
+    }
+    if x == b' ' && i + 1 < b.len() {
+        // ` ?` is only ever the ASCII space.
+        let (k, n) = class_at(b, i + 1);
+        for class in [L, N, OTHER] {
+            if k & class != 0 {
+                return run(b, i + 1 + n, class);
+            }
+        }
+    }
+    let (k, n) = class_at(b, i);
+    for class in [L, N, OTHER] {
+        if k & class != 0 {
+            return run(b, i + n, class);
+        }
+    }
+    let ws = ws_run(b, i);
+    if ws.end == b.len() || ws.last == i {
+        ws.end
+    } else {
+        ws.last
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// cl100k (GPT-4):
+// '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+// |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+//
+//  - A letter starts `\p{L}++`; a prefix character (not \r, \n, letter or number) followed by a
+//    letter starts prefix + letters. (The possessive `?+` never gives the prefix back, but
+//    without it the match would have to start with a letter anyway.)
+//  - Numbers go three at a time.
+//  - "Other" characters, optionally after one space, run possessively, then take any \r\n.
+//  - Whitespace, for the maximal run [i, end): the whole run if it ends the text; else up to and
+//    including the run's last \r or \n (`\s*` backtracks to it); else all but the last
+//    character (`\s+(?!\S)`), or the one character.
+
+fn next_gpt4(b: &[u8], i: usize) -> usize {
+    let x = b[i];
+    if x == b'\'' {
+        if let Some(end) = contraction_ci(b, i + 1) {
+            return end;
+        }
+    }
+    let (k, n) = class_at(b, i);
+    if k & L != 0 {
+        return run(b, i + n, L);
+    }
+    if k & PRE != 0 && i + n < b.len() {
+        let (k2, n2) = class_at(b, i + n);
+        if k2 & L != 0 {
+            return run(b, i + n + n2, L);
+        }
+    }
+    if k & N != 0 {
+        return digits3(b, i, n);
+    }
+    if x == b' ' && i + 1 < b.len() {
+        let (k2, n2) = class_at(b, i + 1);
+        if k2 & OTHER != 0 {
+            return run(b, run(b, i + 1 + n2, OTHER), NL);
+        }
+    }
+    if k & OTHER != 0 {
+        return run(b, run(b, i + n, OTHER), NL);
+    }
+    let ws = ws_run(b, i);
+    if ws.end == b.len() {
+        ws.end
+    } else if let Some(nl_end) = ws.nl_end {
+        nl_end
+    } else if ws.last == i {
+        ws.end
+    } else {
+        ws.last
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// o200k (GPT-4o):
+//   P?U*W+C? | P?U+W*C? | \p{N}{1,3} | ' '?O+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+// where P = [^\r\n\p{L}\p{N}], U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}],
+// O = [^\s\p{L}\p{N}] and C = (?i:'s|'t|'re|'ve|'m|'ll|'d). Nothing is possessive, so the first
+// two alternatives are tried with the prefix taken, then without it (marks are both P and U/W,
+// so this matters: a lone mark before an uppercase word is a piece by itself).
+
+/// The first two alternatives without their prefix and suffix, `U*W+` and `U+W*`, at `s`.
+///
+/// `U*` first takes the maximal run [s, u) of U. If the character at u is in W (so it is Ll, the
+/// only W outside U) then `W+` takes the W run from u. Otherwise `U*` gives characters back until
+/// one in W follows; `W+` then takes that one character (the characters after it up to u are
+/// Lu/Lt, not in W), so `U*W+` ends after the last character of [s, u) that is in W: `Ok(end)`.
+/// If [s, u) has no character in W, `U*W+` fails and `U+W*` matches [s, u) when it is not empty
+/// (`W*` matches nothing at u): `Err(u)`, the end of that match or `s`.
+#[inline]
+fn o200k_letters(b: &[u8], s: usize) -> std::result::Result<usize, usize> {
+    let (mut p, mut last_w_end) = (s, None);
+    while p < b.len() {
+        let (k, n) = class_at(b, p);
+        if k & UP == 0 {
+            if k & LOW != 0 {
+                return Ok(run(b, p + n, LOW));
+            }
+            break;
+        }
+        p += n;
+        if k & LOW != 0 {
+            last_w_end = Some(p);
+        }
+    }
+    last_w_end.ok_or(p)
+}
+
+/// `C?` at `end`.
+#[inline]
+fn o200k_suffix(b: &[u8], end: usize) -> usize {
+    if b.get(end) == Some(&b'\'') {
+        if let Some(e) = contraction_ci(b, end + 1) {
+            return e;
+        }
+    }
+    end
+}
+
+fn next_o200k(b: &[u8], i: usize) -> usize {
+    let x = b[i];
+    let (k, n) = class_at(b, i);
+    // `U*W+` with the prefix, then without; then `U+W*` with the prefix, then without.
+    let with_prefix =
+        if k & PRE != 0 && i + n < b.len() { o200k_letters(b, i + n) } else { Err(0) };
+    if let Ok(end) = with_prefix {
+        return o200k_suffix(b, end);
+    }
+    let without = if k & (UP | LOW) != 0 { o200k_letters(b, i) } else { Err(0) };
+    if let Ok(end) = without {
+        return o200k_suffix(b, end);
+    }
+    if let Err(end) = with_prefix {
+        if end > i + n {
+            return o200k_suffix(b, end);
+        }
+    }
+    if let Err(end) = without {
+        if end > i {
+            return o200k_suffix(b, end);
+        }
+    }
+    if k & N != 0 {
+        return digits3(b, i, n);
+    }
+    let other_tail = |mut end: usize| {
+        while matches!(b.get(end), Some(b'\r' | b'\n' | b'/')) {
+            end += 1;
+        }
+        end
+    };
+    if x == b' ' && i + 1 < b.len() {
+        let (k2, n2) = class_at(b, i + 1);
+        if k2 & OTHER != 0 {
+            return other_tail(run(b, i + 1 + n2, OTHER));
+        }
+    }
+    if k & OTHER != 0 {
+        return other_tail(run(b, i + n, OTHER));
+    }
+    // Whitespace, for the maximal run [i, end): `\s*[\r\n]+` takes up to and including the run's
+    // last \r or \n (then `[\r\n]+` cannot go further: the next character, if any, is not \r\n);
+    // else `\s+(?!\S)` takes the whole run at the end of the text, or all but its last
+    // character; else `\s+` takes the one character.
+    let ws = ws_run(b, i);
+    if let Some(nl_end) = ws.nl_end {
+        nl_end
+    } else if ws.end == b.len() || ws.last == i {
+        ws.end
+    } else {
+        ws.last
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn pieces(p: &Pretokenizer, text: &str) -> Vec<String> {
+    fn pieces<'t>(p: &Pretokenizer, text: &'t str) -> Vec<&'t str> {
         let mut out = Vec::new();
-        p.for_each_piece(text, |s| out.push(s.to_owned())).unwrap();
+        p.for_each_piece(text, |s| out.push(s)).unwrap();
         out
     }
 
@@ -169,6 +565,14 @@ mod tests {
     }
 
     #[test]
+    fn custom_patterns_use_the_regex() {
+        let p = Pretokenizer::new(Some(r"\d+|[a-z]+")).unwrap();
+        assert_eq!(p.preset(), None);
+        assert!(!p.can_cut());
+        assert_eq!(pieces(&p, "ab12 .cd"), ["ab", "12", "cd"]);
+    }
+
+    #[test]
     fn independent_cuts_do_not_change_pieces() {
         let text = "Hi.\nThere  is\na cut\n\nnot here.\nX1 '\nb\nend";
         for (_, pat) in PRESETS {
@@ -181,6 +585,622 @@ mod tests {
                     assert_eq!(whole, split, "cut at {cut} in {pat}");
                 }
             }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Differential tests: the scanners against fancy-regex running the preset patterns.
+
+    struct Pair {
+        name: &'static str,
+        scanner: Pretokenizer,
+        regex: fancy_regex::Regex,
+    }
+
+    fn pairs() -> Vec<Pair> {
+        PRESETS
+            .iter()
+            .map(|&(name, pat)| Pair {
+                name,
+                scanner: Pretokenizer::new(Some(pat)).unwrap(),
+                regex: compile(pat).unwrap(),
+            })
+            .collect()
+    }
+
+    fn regex_pieces<'t>(re: &fancy_regex::Regex, text: &'t str) -> Vec<&'t str> {
+        re.find_iter(text).map(|m| m.unwrap().as_str()).collect()
+    }
+
+    fn check(pair: &Pair, text: &str) {
+        let want = regex_pieces(&pair.regex, text);
+        let got = pieces(&pair.scanner, text);
+        assert_eq!(got, want, "{} differs from the regex on {text:?}", pair.name);
+    }
+
+    const TRICKY: &[&str] = &[
+        "",
+        "'",
+        "''",
+        "a'",
+        " '",
+        "'s 'S 'd 'D 'm 'M 't 'T 'll 'LL 'lL 'Ll 've 'VE 'vE 're 'RE 'Re",
+        "it's I'M we'LL you'Ve they'RE she'D don'T",
+        "'sup 'llama 'velvet 'really 'dog 'x ''s '''ll",
+        "\u{17F} '\u{17F} don'\u{17F} D'\u{17F}ALL '\u{212A} 'K",
+        "HELLO'S Hello's hello'S HELLO'll CamelCase's camelCase's",
+        "1 12 123 1234 12345 123456 1234567 12345678 123456789 1234567890",
+        " 1 12 123 1234 a1234b 3.14159 1,000,000 v2.0",
+        "\u{661}\u{662}\u{663}\u{664} \u{B2}\u{B3} \u{2160}\u{216B} \u{FF11}\u{FF12}\u{FF13}\u{FF14} \u{1D7CF}\u{1D7D0}",
+        "a  b   c    d",
+        "a \n b \n\n c  \n  d\n",
+        "end with spaces   ",
+        "end with newline\n",
+        "end with newlines\n\n\n",
+        "ends \n \n ",
+        "  leading",
+        "\n\nleading newlines",
+        "\r\n\r\nwindows\r\nlines\r\n",
+        "mixed \r\n \n\r \r  \n\t\n x",
+        "\tTab\t\tindent\t \tx\t",
+        "no\u{A0}break\u{A0}\u{A0}space \u{A0}x \u{3000}\u{3000}ideographic\u{3000}",
+        "\u{2028}line\u{2029}para\u{85}nel\u{B}vt\u{C}ff",
+        "\u{1C}\u{1D}\u{1E}\u{1F} file separators \u{1C}x",
+        "\u{200B}zero\u{200B}width \u{FEFF}bom \u{AD}soft\u{AD}hyphen",
+        "Hello, world! How's it going? (Fine.) \"Quotes\" and 'single' quotes...",
+        "punct.\n\npunct!\r\n?\n/path/to/file.txt\n//comment\n./run.sh\n",
+        "a/b a//b ./ ../ .\n/ !\n\n// x\r\n/\n",
+        "--- *** ### @@@ $$$ %%% ^^^ &&& ___ +++ === ~~~ ``` |||",
+        " ... !!! ???\n  .\n",
+        "\u{4F60}\u{597D}\u{4E16}\u{754C} \u{4F60}\u{597D}\u{FF0C}\u{4E16}\u{754C}\u{3002}",
+        "\u{3053}\u{3093}\u{306B}\u{3061}\u{306F} \u{30AB}\u{30BF}\u{30AB}\u{30CA} \u{D55C}\u{AD6D}\u{C5B4}",
+        "\u{645}\u{631}\u{62D}\u{628}\u{627} \u{628}\u{650}\u{633}\u{652}\u{645}\u{650} \u{627}\u{644}\u{644}\u{651}\u{647}\u{650}",
+        "\u{928}\u{92E}\u{938}\u{94D}\u{924}\u{947} \u{939}\u{93F}\u{902}\u{926}\u{940} \u{915}\u{94D}\u{937}",
+        "\u{E2A}\u{E27}\u{E31}\u{E2A}\u{E14}\u{E35} \u{5E9}\u{5B8}\u{5C1}\u{5DC}\u{5D5}\u{5B9}\u{5DD}",
+        "e\u{301}te\u{301} E\u{301}TE\u{301} \u{301}A \u{301}a \u{301} \u{301}\u{301}x .\u{301}A x\u{301}Y",
+        "\u{1F44D} \u{1F44D}\u{1F3FD} \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} \u{2764}\u{FE0F} a\u{1F600}b",
+        "\u{1C5}ungla \u{1C4}UNGLA \u{1C6}ungla \u{2B0}\u{2B1}x A\u{2B0}B a\u{2B0}B \u{2B0}A",
+        "\u{3A3}\u{3C3}\u{3C2} \u{39F}\u{394}\u{3A5}\u{3A3}\u{3A3}\u{395}\u{399}\u{391} \u{41F}\u{440}\u{438}\u{432}\u{435}\u{442}",
+        "\u{1D400}\u{1D401}\u{1D41A} stra\u{DF}e STRASSE \u{130}stanbul",
+        "\u{E000}\u{F8FF} \u{10FFFF} \u{FFFD} \u{1}\u{7F}\u{0}",
+        "x'\nx\n'\n'\r\n' '",
+        "HTTPServer's XMLHttpRequest getHTTPResponseCode IPv6 iOS macOS",
+        "fn main() {\n    println!(\"{}\", x);\n}\n",
+        "def f(x):\n\treturn x  # comment\n\n\n",
+    ];
+
+    #[test]
+    fn scanners_equal_regex_on_tricky_strings() {
+        let pairs = pairs();
+        for pair in &pairs {
+            for text in TRICKY {
+                check(pair, text);
+                // The same text after a letter, a space and a digit, and with a tail.
+                for (before, after) in [("a", ""), (" ", ""), ("1", ""), ("", " x"), ("", "\n")] {
+                    check(pair, &format!("{before}{text}{after}"));
+                }
+            }
+            // Whitespace runs of every length, before letters, digits, punctuation and the end.
+            for unit in [" ", "\n", "\t", "\r\n", "\u{A0}", " \n", "\n "] {
+                for len in 1..6 {
+                    let run = unit.repeat(len);
+                    for tail in ["", "x", "X", "1", ".", "'s", "\u{4E2D}", "\u{301}"] {
+                        check(pair, &format!("{run}{tail}"));
+                        check(pair, &format!("a{run}{tail}"));
+                    }
+                }
+            }
+            // Long runs of one character, alone and after a space.
+            for c in [" ", "\n", "\r\n", "a", "A", "1", ".", "'", "\u{4E2D}", "\u{301}", "\u{A0}"] {
+                let run = c.repeat(1000);
+                check(pair, &run);
+                check(pair, &format!(" {run}x"));
+            }
+            // Digit runs of length 1..10, in several scripts.
+            for digit in ["7", "\u{663}", "\u{B2}", "\u{1D7D0}"] {
+                for len in 1..=10 {
+                    check(pair, &digit.repeat(len));
+                    check(pair, &format!(" {}a", digit.repeat(len)));
+                }
+            }
+        }
+    }
+
+    /// Characters standing for the classes the patterns distinguish.
+    const REPRESENTATIVES: &[char] = &[
+        ' ',
+        '\n',
+        '\r',
+        '\t',
+        '\'',
+        '/',
+        '.',
+        's',
+        'l',
+        'e',
+        'A',
+        'S',
+        '1',
+        '\u{A0}',
+        '\u{17F}',
+        '\u{301}',
+        '\u{1C5}',
+        '\u{2B0}',
+        '\u{4E2D}',
+        '\u{B2}',
+        '\u{1F600}',
+    ];
+
+    #[test]
+    fn scanners_equal_regex_on_all_short_strings() {
+        let pairs = pairs();
+        let reps = REPRESENTATIVES;
+        let mut text = String::new();
+        for pair in &pairs {
+            for &a in reps {
+                for &b in reps {
+                    for &c in reps {
+                        text.clear();
+                        text.extend([a, b, c]);
+                        check(pair, &text);
+                    }
+                    text.clear();
+                    text.extend([a, b]);
+                    check(pair, &text);
+                }
+            }
+        }
+    }
+
+    /// xorshift64*: deterministic pseudo-random numbers for the tests.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Fragments of text mixing every class the patterns care about.
+    const ATOMS: &[&str] = &[
+        "a",
+        "e",
+        "s",
+        "t",
+        "l",
+        "hello",
+        "Word",
+        "WORD",
+        "x",
+        "S",
+        "T",
+        "L",
+        "E",
+        "R",
+        "V",
+        "D",
+        "M",
+        "\u{17F}",
+        "\u{E9}",
+        "\u{C9}",
+        "\u{DF}",
+        "\u{3C3}",
+        "\u{3A3}",
+        "\u{1C5}",
+        "\u{2B0}",
+        "\u{4F60}",
+        "\u{597D}",
+        "\u{3053}",
+        "\u{D55C}",
+        "\u{645}",
+        "\u{650}",
+        "\u{928}",
+        "\u{94D}",
+        "\u{93F}",
+        "\u{301}",
+        "\u{FE0F}",
+        "\u{200D}",
+        "\u{1F44D}",
+        "\u{1F3FD}",
+        "\u{1F468}",
+        "\u{1D400}",
+        "0",
+        "1",
+        "42",
+        "\u{663}",
+        "\u{B2}",
+        "\u{2160}",
+        "\u{1D7D0}",
+        " ",
+        " ",
+        " ",
+        "  ",
+        "\n",
+        "\n",
+        "\r",
+        "\r\n",
+        "\t",
+        "\u{A0}",
+        "\u{3000}",
+        "\u{2028}",
+        "\u{85}",
+        "\u{B}",
+        "\u{C}",
+        "\u{1C}",
+        "\u{200B}",
+        "'",
+        "'",
+        "'s",
+        "'S",
+        "'ll",
+        "'LL",
+        "'re",
+        "'Ve",
+        "'d",
+        "'M",
+        "'t",
+        ".",
+        ",",
+        "!",
+        "?",
+        "/",
+        "//",
+        "-",
+        "_",
+        "\"",
+        "(",
+        ")",
+        "#",
+        "*",
+        "\u{2019}",
+        "\u{FF0C}",
+        "\u{3002}",
+        "\u{AD}",
+        "\u{0}",
+        "\u{7F}",
+        "\u{E000}",
+    ];
+
+    fn random_text(rng: &mut Rng, atoms: &[&str], max_atoms: usize) -> String {
+        let len = 1 + rng.below(max_atoms);
+        (0..len).map(|_| atoms[rng.below(atoms.len())]).collect()
+    }
+
+    #[test]
+    fn scanners_equal_regex_on_random_strings() {
+        let pairs = pairs();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        // A narrower alphabet makes long whitespace, newline and apostrophe runs likely.
+        let narrow: &[&str] =
+            &[" ", " ", "\n", "\r", "\t", "'", "s", "A", "b", "1", ".", "/", "\u{301}"];
+        for _ in 0..2000 {
+            let wide = random_text(&mut rng, ATOMS, 30);
+            let dense = random_text(&mut rng, narrow, 16);
+            for pair in &pairs {
+                check(pair, &wide);
+                check(pair, &dense);
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The Unicode tables: generated from, and checked against, regex-syntax.
+
+    /// The class bits of every code point (surrogates: 0), from regex-syntax parsing the same
+    /// sub-expressions the patterns contain.
+    fn reference_classes() -> Vec<u8> {
+        use regex_syntax::hir::{Class, HirKind};
+        let mut classes = vec![0u8; 0x11_0000];
+        let sets = [
+            (L, r"\p{L}"),
+            (N, r"\p{N}"),
+            (WS, r"\s"),
+            (UP, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+            (LOW, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+            (OTHER, r"[^\s\p{L}\p{N}]"),
+            (PRE, r"[^\r\n\p{L}\p{N}]"),
+            (NL, r"[\r\n]"),
+        ];
+        for (bit, expr) in sets {
+            let hir = regex_syntax::Parser::new().parse(expr).unwrap();
+            let HirKind::Class(Class::Unicode(class)) = hir.kind() else {
+                panic!("{expr} is not a Unicode class")
+            };
+            for r in class.ranges() {
+                for cp in r.start() as u32..=r.end() as u32 {
+                    classes[cp as usize] |= bit;
+                }
+            }
+        }
+        classes
+    }
+
+    #[test]
+    fn unicode_tables_match_regex_syntax() {
+        let want = reference_classes();
+        for cp in 0..0x11_0000u32 {
+            let Some(c) = char::from_u32(cp) else { continue };
+            let mut buf = [0u8; 4];
+            let (got, len) = class_at(c.encode_utf8(&mut buf).as_bytes(), 0);
+            assert_eq!(len, c.len_utf8());
+            assert_eq!(
+                got, want[cp as usize],
+                "U+{cp:04X}: unicode_tables.rs is stale; regenerate it (see the top of pretok.rs)"
+            );
+        }
+    }
+
+    #[test]
+    fn contraction_letters_fold_as_in_regex_syntax() {
+        use regex_syntax::hir::{Class, HirKind};
+        for letter in "sdmtlver".chars() {
+            let hir = regex_syntax::Parser::new().parse(&format!("(?i){letter}")).unwrap();
+            let HirKind::Class(Class::Unicode(class)) = hir.kind() else { panic!() };
+            let folded: Vec<char> =
+                class.ranges().iter().flat_map(|r| r.start()..=r.end()).collect();
+            let mut want = vec![letter.to_ascii_uppercase(), letter];
+            if letter == 's' {
+                want.push('\u{17F}');
+            }
+            assert_eq!(folded, want, "case folding of {letter:?}");
+        }
+    }
+
+    /// Renders `unicode_tables.rs`: an ASCII table plus a two-level table, with the block size
+    /// that makes the two levels smallest while block numbers still fit in a byte.
+    fn render_tables() -> String {
+        use std::fmt::Write;
+        let classes = reference_classes();
+        let mut best: Option<(usize, u32, Vec<u8>, Vec<u8>)> = None;
+        for shift in 4..=10u32 {
+            let mut blocks: Vec<u8> = Vec::new();
+            let mut seen = std::collections::HashMap::new();
+            let mut index = Vec::new();
+            for chunk in classes.chunks(1 << shift) {
+                let next = seen.len();
+                let id = *seen.entry(chunk).or_insert_with(|| {
+                    blocks.extend_from_slice(chunk);
+                    next
+                });
+                index.push(id);
+            }
+            if seen.len() > 256 {
+                continue;
+            }
+            let total = index.len() + blocks.len();
+            if best.as_ref().is_none_or(|b| total < b.0) {
+                let index = index.into_iter().map(|i| i as u8).collect();
+                best = Some((total, shift, index, blocks));
+            }
+        }
+        let (_, shift, index, blocks) = best.unwrap();
+        let array = |out: &mut String, name: &str, data: &[u8]| {
+            writeln!(out, "pub static {name}: [u8; {}] = [", data.len()).unwrap();
+            for line in data.chunks(24) {
+                let items: Vec<String> = line.iter().map(u8::to_string).collect();
+                writeln!(out, "    {},", items.join(", ")).unwrap();
+            }
+            writeln!(out, "];").unwrap();
+        };
+        let mut out = String::new();
+        out.push_str(concat!(
+            "// @generated by `BYTEPAIR_REGEN_TABLES=1 cargo test regenerate_unicode_tables -- ",
+            "--ignored`\n",
+            "// from regex-syntax's Unicode data; do not edit. See the top of pretok.rs.\n",
+            "//\n",
+            r"// One byte of class bits per code point: L=1 \p{L}, N=2 \p{N}, WS=4 \s,",
+            "\n",
+            r"// UP=8 [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], LOW=16 [\p{Ll}\p{Lm}\p{Lo}\p{M}],",
+            "\n",
+            r"// OTHER=32 [^\s\p{L}\p{N}], PRE=64 [^\r\n\p{L}\p{N}], NL=128 [\r\n].",
+            "\n",
+            "// class(cp) = BLOCKS[INDEX[cp >> SHIFT] << SHIFT | cp & ((1 << SHIFT) - 1)];\n",
+            "// ASCII repeats the first 128 entries, for the fast path.\n\n",
+        ));
+        writeln!(out, "pub const SHIFT: u32 = {shift};\n").unwrap();
+        array(&mut out, "ASCII", &classes[..128]);
+        out.push('\n');
+        array(&mut out, "INDEX", &index);
+        out.push('\n');
+        array(&mut out, "BLOCKS", &blocks);
+        out
+    }
+
+    #[test]
+    #[ignore = "writes src/unicode_tables.rs when BYTEPAIR_REGEN_TABLES=1"]
+    fn regenerate_unicode_tables() {
+        if std::env::var_os("BYTEPAIR_REGEN_TABLES").is_none() {
+            return;
+        }
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/unicode_tables.rs");
+        std::fs::write(path, render_tables()).unwrap();
+    }
+
+    #[test]
+    fn unicode_tables_are_rendered_as_committed() {
+        // Catches hand edits and renderer changes; the per-code-point test says what differs.
+        let committed = include_str!("unicode_tables.rs");
+        assert!(committed == render_tables(), "unicode_tables.rs is stale; regenerate it");
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Manual runs, in release mode:
+    //   cargo test --release --lib pretok::tests::stress -- --ignored --nocapture
+    //   cargo test --release --lib pretok::tests::bench -- --ignored --nocapture
+    // BYTEPAIR_PRETOK_CASES sets the number of stress cases; BYTEPAIR_BENCH_FILE names a UTF-8
+    // text file to benchmark on (for example a copy of tinyshakespeare.txt) instead of the
+    // generated text.
+
+    #[test]
+    #[ignore = "long; run manually in release mode"]
+    fn stress_scanners_against_regex() {
+        let cases: usize =
+            std::env::var("BYTEPAIR_PRETOK_CASES").map_or(200_000, |v| v.parse().unwrap());
+        let pairs = pairs();
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for _ in 0..cases {
+            let text = random_text(&mut rng, ATOMS, 200);
+            for pair in &pairs {
+                check(pair, &text);
+            }
+        }
+    }
+
+    /// About `bytes` of English-like text: words, capitals, contractions, numbers, punctuation,
+    /// line breaks and indentation, with a little non-ASCII.
+    fn english_like(bytes: usize) -> String {
+        const WORDS: &[&str] = &[
+            "the",
+            "of",
+            "and",
+            "to",
+            "in",
+            "a",
+            "is",
+            "that",
+            "for",
+            "it",
+            "as",
+            "was",
+            "with",
+            "be",
+            "by",
+            "on",
+            "not",
+            "he",
+            "I",
+            "this",
+            "are",
+            "or",
+            "his",
+            "from",
+            "at",
+            "which",
+            "but",
+            "have",
+            "an",
+            "had",
+            "they",
+            "you",
+            "were",
+            "their",
+            "one",
+            "all",
+            "we",
+            "can",
+            "her",
+            "has",
+            "there",
+            "been",
+            "if",
+            "more",
+            "when",
+            "will",
+            "would",
+            "who",
+            "so",
+            "tokenizer",
+            "language",
+            "model",
+            "training",
+            "encoding",
+            "merges",
+            "vocabulary",
+            "Shakespeare",
+            "London",
+            "don't",
+            "it's",
+            "we'll",
+            "they're",
+            "I've",
+            "café",
+            "naïve",
+            "2024",
+            "3.14",
+            "100",
+            "1,000,000",
+        ];
+        let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+        let mut text = String::with_capacity(bytes + 64);
+        let mut sentence_start = true;
+        while text.len() < bytes {
+            let word = WORDS[rng.below(WORDS.len())];
+            if sentence_start {
+                let mut chars = word.chars();
+                let first = chars.next().unwrap();
+                text.extend(first.to_uppercase());
+                text.push_str(chars.as_str());
+            } else {
+                text.push_str(word);
+            }
+            sentence_start = false;
+            match rng.below(40) {
+                0..=2 => text.push_str(", "),
+                3 | 4 => {
+                    text.push_str(". ");
+                    sentence_start = true;
+                }
+                5 => {
+                    text.push_str(".\n");
+                    sentence_start = true;
+                }
+                6 => {
+                    text.push_str("!\n\n");
+                    sentence_start = true;
+                }
+                7 => text.push_str(" (see \"notes\") "),
+                8 => text.push_str(":\n    "),
+                _ => text.push(' '),
+            }
+        }
+        text
+    }
+
+    #[test]
+    #[ignore = "a benchmark; run manually in release mode"]
+    fn bench_scanners_against_regex() {
+        use std::time::Instant;
+        let (label, text) = match std::env::var("BYTEPAIR_BENCH_FILE") {
+            Ok(path) => (path.clone(), std::fs::read_to_string(path).unwrap()),
+            Err(_) => ("generated English-like text".to_string(), english_like(4 << 20)),
+        };
+        let mb = text.len() as f64 / 1e6;
+        println!("{label}: {mb:.2} MB");
+        for pair in pairs() {
+            let best_of = |f: &dyn Fn() -> usize| {
+                // The best of at least 5 runs and half a second: the machine may be shared.
+                let (mut best, mut count, mut runs) = (f64::INFINITY, 0, 0);
+                let begin = Instant::now();
+                while runs < 5 || begin.elapsed().as_secs_f64() < 0.5 {
+                    let start = Instant::now();
+                    count = f();
+                    best = best.min(start.elapsed().as_secs_f64());
+                    runs += 1;
+                }
+                (mb / best, count)
+            };
+            let (scan_rate, scan_count) = best_of(&|| {
+                let mut n = 0;
+                pair.scanner.for_each_piece(&text, |_| n += 1).unwrap();
+                n
+            });
+            let (regex_rate, regex_count) =
+                best_of(&|| pair.regex.find_iter(&text).filter(|m| m.is_ok()).count());
+            assert_eq!(scan_count, regex_count);
+            assert_eq!(pieces(&pair.scanner, &text), regex_pieces(&pair.regex, &text));
+            println!(
+                "{:>6}: scanner {scan_rate:8.1} MB/s, fancy-regex {regex_rate:6.1} MB/s, {:5.1}x \
+                 ({scan_count} pieces)",
+                pair.name,
+                scan_rate / regex_rate
+            );
         }
     }
 }
