@@ -91,6 +91,30 @@ impl SpecialSplitter {
     }
 }
 
+/// The last cut in `text[min..near]` that changes no piece and splits no special token; `None`
+/// if there is none (always `None` for custom patterns and for no pattern).
+pub fn cut_before(
+    pretok: &Pretokenizer,
+    specials: &SpecialSplitter,
+    text: &[u8],
+    min: usize,
+    near: usize,
+) -> Option<usize> {
+    if !pretok.can_cut() {
+        return None;
+    }
+    let mut end = near.min(text.len());
+    while end > min {
+        let nl = memchr::memrchr(b'\n', &text[min..end])? + min;
+        let cut = nl + 1;
+        if is_independent_cut(text, cut) && !specials.straddles(text, cut) {
+            return Some(cut);
+        }
+        end = nl;
+    }
+    None
+}
+
 /// Statistics of what was counted.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CountStats {
@@ -128,22 +152,8 @@ impl PieceCounter {
         })
     }
 
-    /// A cut at or before `near` (and after `min`) that changes no piece and splits no special
-    /// token; `None` if there is none.
     fn cut_before(&self, text: &[u8], min: usize, near: usize) -> Option<usize> {
-        if !self.pretok.can_cut() {
-            return None;
-        }
-        let mut end = near.min(text.len());
-        while end > min {
-            let nl = memchr::memrchr(b'\n', &text[min..end])? + min;
-            let cut = nl + 1;
-            if is_independent_cut(text, cut) && !self.specials.straddles(text, cut) {
-                return Some(cut);
-            }
-            end = nl;
-        }
-        None
+        cut_before(&self.pretok, &self.specials, text, min, near)
     }
 
     /// Cuts `text` into units of about `UNIT_BYTES` for the workers.

@@ -19,6 +19,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
+use crate::count::{cut_before, SpecialSplitter};
 use crate::pretok::Pretokenizer;
 
 pub use crate::Rank;
@@ -175,8 +176,7 @@ impl Bpe {
         let mut prio: Vec<u32> = (start..ids.len() - 1)
             .map(|i| self.merge_of(ids[i], ids[i + 1]).map_or(u32::MAX, |m| m.priority))
             .collect();
-        loop {
-            let Some((i, &p)) = prio.iter().enumerate().min_by_key(|&(i, &p)| (p, i)) else { break };
+        while let Some((i, &p)) = prio.iter().enumerate().min_by_key(|&(i, &p)| (p, i)) {
             if p == u32::MAX {
                 break;
             }
@@ -256,6 +256,7 @@ pub struct Encoder {
     /// Special tokens as (text, id), in the order given.
     specials: Vec<(String, Rank)>,
     special_by_id: FxHashMap<Rank, usize>,
+    all_specials: SpecialSplitter,
     /// Leftmost-longest matchers for subsets of the special tokens, keyed by sorted ids.
     matchers: Mutex<FxHashMap<Vec<Rank>, Arc<AhoCorasick>>>,
 }
@@ -288,7 +289,9 @@ impl Encoder {
                 }
             }
         }
-        Ok(Encoder { bpe, pretok, specials, special_by_id, matchers: Mutex::default() })
+        let texts: Vec<String> = specials.iter().map(|(t, _)| t.clone()).collect();
+        let all_specials = SpecialSplitter::new(&texts)?;
+        Ok(Encoder { bpe, pretok, specials, special_by_id, all_specials, matchers: Mutex::default() })
     }
 
     pub fn pretokenizer(&self) -> &Pretokenizer {
@@ -346,6 +349,14 @@ impl Encoder {
             let id = self.specials.iter().find(|(s, _)| s == t).map(|(_, id)| *id).unwrap_or(0);
             (hit.start(), id)
         }))
+    }
+
+    /// The length of the longest prefix of `text` that can be encoded on its own and give the
+    /// same ids as it does as part of `text` followed by anything (0 if none is known).
+    pub fn safe_prefix(&self, text: &str) -> usize {
+        let margin = self.all_specials.max_len();
+        let limit = text.len().saturating_sub(margin + 1);
+        cut_before(&self.pretok, &self.all_specials, text.as_bytes(), 0, limit).unwrap_or(0)
     }
 
     /// Encodes text with no special tokens.

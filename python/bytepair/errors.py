@@ -1,0 +1,50 @@
+"""Exceptions and warnings raised by bytepair.
+
+Every error bytepair raises for bad input is a :class:`BytepairError`, which is a
+:class:`ValueError`, or an :class:`OSError` for files that cannot be read.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BytepairError",
+    "BytepairWarning",
+    "CorpusError",
+    "DisallowedSpecialTokenError",
+    "FormatError",
+    "PatternError",
+    "UnknownTokenError",
+    "VocabError",
+]
+
+
+class BytepairError(ValueError):
+    """Base class of bytepair's errors."""
+
+
+class PatternError(BytepairError):
+    """A split pattern that does not compile or fails while matching."""
+
+
+class CorpusError(BytepairError):
+    """Training input that cannot be used, e.g. a file that is not valid UTF-8."""
+
+
+class UnknownTokenError(BytepairError):
+    """A token id that the tokenizer does not have."""
+
+
+class VocabError(BytepairError):
+    """An inconsistent vocabulary, merge list or special-token table."""
+
+
+class FormatError(BytepairError):
+    """A tokenizer file that is malformed or of an unknown version."""
+
+
+class DisallowedSpecialTokenError(BytepairError):
+    """Special-token text found in input where it is not allowed."""
+
+
+class BytepairWarning(UserWarning):
+    """Something worked but probably not as intended (e.g. training on an empty corpus)."""

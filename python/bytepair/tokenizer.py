@@ -1,0 +1,402 @@
+"""The Tokenizer: encode text to token ids and back, save and load.
+
+The Rust extension holds the mechanism (vocabulary, merges, pattern, special tokens);
+this class holds the policy: argument checks, special-token rules, file I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import AbstractSet, Any, Literal
+
+from bytepair import _core
+from bytepair.errors import DisallowedSpecialTokenError, VocabError
+from bytepair.patterns import resolve
+
+__all__ = ["Tokenizer"]
+
+SpecialSet = AbstractSet[str] | Literal["all"]
+
+_STREAM_CHUNK = 1 << 16
+
+
+def _repair_surrogates(text: str) -> str:
+    """Lone surrogates cannot be UTF-8 encoded; like tiktoken, replace them with U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+@functools.lru_cache(maxsize=128)
+def _special_regex(tokens: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer.
+
+    ``vocab`` maps ids to token bytes and must contain all 256 single bytes; ``merges`` lists
+    pairs of token bytes in priority order (each pair's concatenation must be in ``vocab``).
+    ``special_tokens`` is ``{text: id}``, or a list of texts whose ids are found in ``vocab``
+    by their bytes or appended after the largest id. ``pattern`` is a preset name
+    (``"gpt2"``, ``"gpt4"``, ``"o200k"``), a custom regex, or ``None`` (no splitting).
+
+    >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+    >>> tok.encode("abc")
+    [256, 99]
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        *,
+        special_tokens: Mapping[str, int] | Sequence[str] = (),
+        pattern: str | None = "gpt4",
+        normalization: str | None = None,
+        training: Mapping[str, Any] | None = None,
+    ) -> None:
+        vocab = dict(vocab)
+        by_bytes: dict[bytes, int] = {}
+        for i, b in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise VocabError(f"vocab keys must be non-negative ints, got {i!r}")
+            if not isinstance(b, bytes):
+                raise VocabError(f"vocab[{i}] must be bytes, got {type(b).__name__}")
+            by_bytes[b] = i
+        merge_ids: list[tuple[int, int]] = []
+        for n, pair in enumerate(merges):
+            try:
+                left, right = pair
+            except (TypeError, ValueError):
+                raise VocabError(f"merge {n} must be a pair of bytes, got {pair!r}") from None
+            try:
+                merge_ids.append((by_bytes[left], by_bytes[right]))
+            except KeyError as e:
+                raise VocabError(f"merge {n} names {e.args[0]!r}, which is not in the vocabulary") from None
+        specials = self._resolve_specials(special_tokens, by_bytes, vocab)
+        self._init(vocab, list(merges), merge_ids, specials, pattern, normalization, training)
+
+    @staticmethod
+    def _resolve_specials(
+        special_tokens: Mapping[str, int] | Sequence[str],
+        by_bytes: Mapping[bytes, int],
+        vocab: Mapping[int, bytes],
+    ) -> dict[str, int]:
+        if isinstance(special_tokens, str):
+            raise TypeError("special_tokens must be a mapping {text: id} or a list of texts, not a str")
+        if isinstance(special_tokens, Mapping):
+            return {str(k): int(v) for k, v in special_tokens.items()}
+        specials: dict[str, int] = {}
+        next_id = max(vocab, default=-1) + 1
+        for text in special_tokens:
+            if not isinstance(text, str):
+                raise TypeError(f"special tokens must be str, got {text!r}")
+            if text in specials:
+                raise VocabError(f"special token {text!r} is given twice")
+            found = by_bytes.get(text.encode("utf-8"))
+            if found is None:
+                found, next_id = next_id, next_id + 1
+            specials[text] = found
+        return specials
+
+    def _init(
+        self,
+        vocab: dict[int, bytes],
+        merges: list[tuple[bytes, bytes]] | None,
+        merge_ids: list[tuple[int, int]] | None,
+        specials: dict[str, int],
+        pattern: str | None,
+        normalization: str | None,
+        training: Mapping[str, Any] | None,
+    ) -> None:
+        if normalization not in (None, "none"):
+            raise ValueError(f"normalization {normalization!r} is not supported yet; use None")
+        self._pattern_name, self._pattern = resolve(pattern)
+        self._vocab = vocab
+        self._merges = merges
+        self._special_tokens = dict(specials)
+        self._training: dict[str, Any] = dict(training or {})
+        self._core = _core.Encoder(
+            sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1])
+        )
+        self._special_set = frozenset(specials)
+
+    @classmethod
+    def _from_merges(
+        cls,
+        vocab: dict[int, bytes],
+        merges: list[tuple[bytes, bytes]],
+        merge_ids: list[tuple[int, int]],
+        special_tokens: dict[str, int],
+        pattern: str | None,
+        training: Mapping[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Builds from already consistent parts (the trainer's and the file loader's way in)."""
+        self = cls.__new__(cls)
+        self._init(vocab, merges, merge_ids, special_tokens, pattern, None, training)
+        return self
+
+    @classmethod
+    def _from_ranks(
+        cls,
+        ranks: Mapping[bytes, int],
+        *,
+        special_tokens: Mapping[str, int],
+        pattern: str | None,
+        training: Mapping[str, Any] | None = None,
+    ) -> Tokenizer:
+        """tiktoken's model: the rank of a token is its id, and a pair merges into the token its
+        bytes make, lowest rank first."""
+        self = cls.__new__(cls)
+        vocab = {r: b for b, r in ranks.items()}
+        self._init(vocab, None, None, dict(special_tokens), pattern, None, training)
+        return self
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids: ordinary tokens plus special tokens."""
+        return len(self._vocab) + sum(1 for i in self._special_tokens.values() if i not in self._vocab)
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        """The ordinary tokens, ``{id: bytes}`` (a copy)."""
+        return dict(self._vocab)
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """The merges in priority order, as pairs of token bytes (a copy)."""
+        if self._merges is None:
+            raise VocabError("this tokenizer is defined by token ranks (tiktoken), not by a merge list")
+        return list(self._merges)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """``{text: id}`` of the special tokens (a copy)."""
+        return dict(self._special_tokens)
+
+    @property
+    def pattern(self) -> str | None:
+        """The split pattern's regex (``None``: the whole text is one piece)."""
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        """The preset name of the pattern, or ``None`` for a custom pattern or no pattern."""
+        return self._pattern_name
+
+    @property
+    def training(self) -> dict[str, Any]:
+        """How this tokenizer was trained (options, input sizes, bytepair version); may be empty."""
+        return dict(self._training)
+
+    def __repr__(self) -> str:
+        pattern = self._pattern_name or ("custom" if self._pattern else None)
+        return (
+            f"<Tokenizer vocab_size={self.vocab_size} pattern={pattern!r} "
+            f"special_tokens={len(self._special_tokens)}>"
+        )
+
+    # ------------------------------------------------------------------ encoding
+
+    def _allowed_ids(self, allowed_special: SpecialSet) -> list[int]:
+        if allowed_special == "all":
+            return list(self._special_tokens.values())
+        return [self._special_tokens[t] for t in allowed_special if t in self._special_tokens]
+
+    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> None:
+        allowed = self._special_set if allowed_special == "all" else allowed_special
+        if disallowed_special == "all":
+            disallowed = self._special_set - allowed
+        else:
+            disallowed = frozenset(disallowed_special)
+        if not disallowed:
+            return
+        if disallowed <= self._special_set:
+            hit = self._core.find_special(text, [self._special_tokens[t] for t in disallowed])
+            found = None if hit is None else self._core.token_bytes(hit[1]).decode("utf-8")
+        else:
+            m = _special_regex(disallowed).search(text)
+            found = None if m is None else m.group()
+        if found is not None:
+            raise DisallowedSpecialTokenError(
+                f"the text contains the special token {found!r}, which is not allowed. "
+                f"To encode it as the special token, pass allowed_special={{{found!r}}} (or \"all\"); "
+                f"to encode it as ordinary text, pass disallowed_special=() or use encode_ordinary()."
+            )
+
+    def _encode_core(self, text: str, allowed: list[int]) -> list[int]:
+        try:
+            return self._core.encode(text, allowed)
+        except UnicodeEncodeError:
+            return self._core.encode(_repair_surrogates(text), allowed)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[int]:
+        """Encodes ``text`` to token ids.
+
+        Special-token text follows tiktoken's rules: tokens in ``allowed_special`` (a set, or
+        ``"all"``) become their ids; tokens in ``disallowed_special`` (default ``"all"``: every
+        special token not allowed) raise :class:`DisallowedSpecialTokenError`; pass
+        ``disallowed_special=()`` to encode them as ordinary text.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes a str, not {type(text).__name__}")
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        return self._encode_core(text, self._allowed_ids(allowed_special))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes ``text`` treating special-token text as ordinary text."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary(_repair_surrogates(text))
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores."""
+        if isinstance(texts, str):
+            raise TypeError("encode_batch() takes a list of str; for one text use encode()")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"encode_batch() texts[{i}] is {type(t).__name__}, not str")
+            self._check_disallowed(t, allowed_special, disallowed_special)
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return self._core.encode_batch(texts, allowed, num_threads=num_threads)
+        except UnicodeEncodeError:
+            return self._core.encode_batch([_repair_surrogates(t) for t in texts], allowed, num_threads=num_threads)
+
+    def encode_iterable(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> Iterator[int]:
+        """Encodes the concatenation of ``texts`` lazily, yielding ids, with bounded memory.
+
+        ``list(tok.encode_iterable(chunks)) == tok.encode("".join(chunks))`` for any chunking.
+        Text is encoded up to places where the pattern is known to split (a newline between
+        a printable character and a letter or digit), so memory stays bounded for the preset
+        patterns; with a custom pattern or no pattern the text is only encoded at the end.
+        """
+        allowed = self._allowed_ids(allowed_special)
+        buf = ""
+        for chunk in texts:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable() yields {type(chunk).__name__}, not str")
+            buf += chunk
+            if len(buf) >= _STREAM_CHUNK:
+                try:
+                    used = self._core.safe_prefix(buf)
+                except UnicodeEncodeError:
+                    buf = _repair_surrogates(buf)
+                    used = self._core.safe_prefix(buf)
+                if used:
+                    head, buf = buf[:used], buf[used:]
+                    self._check_disallowed(head, allowed_special, disallowed_special)
+                    yield from self._encode_core(head, allowed)
+        if buf:
+            self._check_disallowed(buf, allowed_special, disallowed_special)
+            yield from self._encode_core(buf, allowed)
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of the tokens, joined. Unknown ids raise :class:`UnknownTokenError`."""
+        if not isinstance(ids, list):
+            ids = _as_ids(ids)
+        try:
+            return self._core.decode_bytes(ids)
+        except (OverflowError, TypeError):
+            return self._core.decode_bytes(_as_ids(ids))
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decodes ids to text; bytes that are not valid UTF-8 are handled by ``errors``
+        (as in :meth:`bytes.decode`: ``"replace"``, ``"strict"``, ``"ignore"``, ...)."""
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def token_bytes(self, id: int) -> bytes:
+        """The bytes of one token (special tokens included)."""
+        if not isinstance(id, int) or isinstance(id, bool):
+            raise TypeError(f"token id must be an int, not {type(id).__name__}")
+        if id < 0:
+            raise _core_unknown(id)
+        return self._core.token_bytes(id)
+
+    def decoder(self, errors: str = "replace") -> StreamDecoder:
+        """A streaming decoder: feed it ids as they come, get text back; an incomplete UTF-8
+        sequence is held until the ids that complete it arrive."""
+        return StreamDecoder(self, errors=errors)
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the tokenizer to one JSON file (atomically: a temporary file, then rename)."""
+        from bytepair._fileformat import save
+
+        save(self, path)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Reads a tokenizer saved with :meth:`save`."""
+        from bytepair._fileformat import load
+
+        return load(path)
+
+
+def _core_unknown(id: int) -> Exception:
+    from bytepair.errors import UnknownTokenError
+
+    return UnknownTokenError(f"unknown token id {id}")
+
+
+def _as_ids(ids: Iterable[int]) -> list[int]:
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"expected a sequence of token ids, not {type(ids).__name__}")
+    out = ids if isinstance(ids, list) else list(ids)
+    for i in out:
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise TypeError(f"token ids must be ints, got {i!r}")
+        if i < 0 or i > 0xFFFFFFFF:
+            raise _core_unknown(i)
+    return out
+
+
+class StreamDecoder:
+    """Decodes ids incrementally: ``feed(ids)`` returns the text completed so far."""
+
+    def __init__(self, tokenizer: Tokenizer, *, errors: str = "replace") -> None:
+        import codecs
+
+        self._tok = tokenizer
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def feed(self, ids: Collection[int] | int) -> str:
+        if isinstance(ids, int):
+            ids = [ids]
+        return self._utf8.decode(self._tok.decode_bytes(ids))
+
+    def flush(self) -> str:
+        """Ends the stream; an incomplete sequence left over is decoded with the error policy."""
+        return self._utf8.decode(b"", final=True)

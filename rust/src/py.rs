@@ -1,0 +1,381 @@
+//! The PyO3 bindings: the only file that knows about Python.
+//!
+//! Python owns the policy (argument checks, special-token rules, file formats); these classes
+//! are the mechanism. Every call that does real work releases the GIL. Errors become the
+//! exception classes of `bytepair.errors` (all `ValueError` subclasses) or `OSError`s.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyList};
+use rayon::prelude::*;
+
+use crate::count::{PieceCounter, SpecialSplitter};
+use crate::encode::{Bpe, Encoder};
+use crate::error::Error;
+use crate::pretok::{Pretokenizer, PRESETS};
+use crate::train::{train, TrainOptions};
+use crate::Rank;
+
+/// Raises `bytepair.errors.<name>(msg)`, or ValueError if that module cannot be imported.
+fn bytepair_error(name: &str, msg: String) -> PyErr {
+    Python::attach(|py| {
+        let class = py.import("bytepair.errors").and_then(|m| m.getattr(name));
+        match class {
+            Ok(cls) => match cls.call1((msg.clone(),)) {
+                Ok(exc) => PyErr::from_value(exc),
+                Err(e) => e,
+            },
+            Err(_) => PyValueError::new_err(msg),
+        }
+    })
+}
+
+fn to_py(err: Error) -> PyErr {
+    let msg = err.to_string();
+    match err {
+        Error::Pattern(_) => bytepair_error("PatternError", msg),
+        Error::Utf8 { .. } => bytepair_error("CorpusError", msg),
+        Error::Io { error, .. } => match error.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+            _ => PyOSError::new_err(msg),
+        },
+        Error::UnknownId(_) => bytepair_error("UnknownTokenError", msg),
+        Error::Vocab(_) => bytepair_error("VocabError", msg),
+        Error::Invalid(_) | Error::Interrupted => bytepair_error("BytepairError", msg),
+    }
+}
+
+/// Calls a Python progress callback at most every `every`, from a thread without the GIL.
+/// An exception raised by the callback (or a pending Ctrl-C) stops the work and is kept to be
+/// re-raised once the GIL is back.
+struct Progress<'a> {
+    callback: Option<&'a Py<PyAny>>,
+    last: Instant,
+    every: Duration,
+    raised: &'a Mutex<Option<PyErr>>,
+}
+
+impl Progress<'_> {
+    fn tick(&mut self, value: u64, force: bool) -> crate::error::Result<()> {
+        if !force && self.last.elapsed() < self.every {
+            return Ok(());
+        }
+        self.last = Instant::now();
+        Python::attach(|py| {
+            let result = match self.callback {
+                Some(cb) => cb.call1(py, (value,)).map(drop),
+                None => py.check_signals(),
+            };
+            result.map_err(|e| {
+                *self.raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                Error::Interrupted
+            })
+        })
+    }
+}
+
+fn finish<T>(result: crate::error::Result<T>, raised: Mutex<Option<PyErr>>) -> PyResult<T> {
+    match result {
+        Ok(v) => Ok(v),
+        Err(Error::Interrupted) => match raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Err(to_py(Error::Interrupted)),
+        },
+        Err(e) => Err(to_py(e)),
+    }
+}
+
+/// The preset patterns as {name: regex}.
+#[pyfunction]
+fn preset_patterns() -> Vec<(&'static str, &'static str)> {
+    PRESETS.to_vec()
+}
+
+/// Splits text into pieces with a pattern (for inspection and tests).
+#[pyfunction]
+#[pyo3(signature = (text, pattern))]
+fn split_pieces(py: Python<'_>, text: PyBackedStr, pattern: Option<&str>) -> PyResult<Vec<String>> {
+    let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+    py.detach(|| {
+        let mut out = Vec::new();
+        pretok.for_each_piece(&text, |p| out.push(p.to_owned())).map(|_| out)
+    })
+    .map_err(to_py)
+}
+
+/// Counts distinct pieces over documents and files, then learns merges from the counts.
+#[pyclass(module = "bytepair._core", name = "PieceCounter")]
+struct PyPieceCounter {
+    inner: Option<PieceCounter>,
+}
+
+impl PyPieceCounter {
+    fn get(&mut self) -> PyResult<&mut PieceCounter> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| to_py(Error::Invalid("this counter was already used for training".into())))
+    }
+}
+
+#[pymethods]
+impl PyPieceCounter {
+    #[new]
+    #[pyo3(signature = (pattern, special_tokens))]
+    fn new(pattern: Option<&str>, special_tokens: Vec<String>) -> PyResult<Self> {
+        let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+        let specials = SpecialSplitter::new(&special_tokens).map_err(to_py)?;
+        Ok(PyPieceCounter { inner: Some(PieceCounter::new(pretok, specials)) })
+    }
+
+    /// Counts the pieces of each document in `texts` (a list of str).
+    fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
+        let counter = self.get()?;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            counter.add_texts(&refs)
+        })
+        .map_err(to_py)
+    }
+
+    /// Streams a UTF-8 file; `progress(bytes_read)` is called now and then.
+    #[pyo3(signature = (path, *, replace_errors=false, progress=None))]
+    fn add_file(
+        &mut self,
+        py: Python<'_>,
+        path: &str,
+        replace_errors: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let counter = self.get()?;
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(100),
+                raised: &raised,
+            };
+            counter.add_file(path, replace_errors, &mut |n| p.tick(n, false))
+        });
+        finish(result, raised)
+    }
+
+    #[getter]
+    fn bytes(&mut self) -> PyResult<u64> {
+        Ok(self.get()?.stats.bytes)
+    }
+
+    #[getter]
+    fn documents(&mut self) -> PyResult<u64> {
+        Ok(self.get()?.stats.documents)
+    }
+
+    #[getter]
+    fn replaced(&mut self) -> PyResult<u64> {
+        Ok(self.get()?.stats.replaced)
+    }
+
+    /// The distinct pieces and their counts, as a list of (bytes, count). Consumes the counter.
+    fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let counter = self.inner.take().ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        let map = py.detach(|| counter.finish());
+        let items: Vec<(Bound<'py, PyBytes>, u64)> =
+            map.iter().map(|(k, &v)| (PyBytes::new(py, k), v)).collect();
+        PyList::new(py, items)
+    }
+
+    /// Learns at most `merges` merges from the counts; consumes the counter. Returns
+    /// (merges as (left id, right id), number of distinct pieces).
+    #[pyo3(signature = (*, merges, min_frequency, progress=None))]
+    fn train(
+        &mut self,
+        py: Python<'_>,
+        merges: usize,
+        min_frequency: u64,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Vec<(Rank, Rank)>, usize)> {
+        let counter = self.inner.take().ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let map = counter.finish();
+            let distinct = map.len();
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(100),
+                raised: &raised,
+            };
+            let opts = TrainOptions { merges, min_frequency };
+            let learned = train(map.iter().map(|(k, &v)| (&**k, v)), &opts, &mut |n| {
+                p.tick(n as u64, false)
+            })?;
+            p.tick(learned.len() as u64, true)?;
+            Ok((learned, distinct))
+        });
+        finish(result, raised)
+    }
+}
+
+/// Learns merges from (piece bytes, count) pairs.
+#[pyfunction]
+#[pyo3(signature = (counts, *, merges, min_frequency))]
+fn train_from_counts(
+    py: Python<'_>,
+    counts: Vec<(Vec<u8>, u64)>,
+    merges: usize,
+    min_frequency: u64,
+) -> PyResult<Vec<(Rank, Rank)>> {
+    let raised = Mutex::new(None);
+    let result = py.detach(|| {
+        let mut p = Progress { callback: None, last: Instant::now(), every: Duration::from_millis(100), raised: &raised };
+        let opts = TrainOptions { merges, min_frequency };
+        train(counts.iter().map(|(k, v)| (k.as_slice(), *v)), &opts, &mut |n| p.tick(n as u64, false))
+    });
+    finish(result, raised)
+}
+
+/// A tokenizer's encoding machinery: vocabulary, merges, pattern and special tokens.
+#[pyclass(module = "bytepair._core", frozen, name = "Encoder")]
+struct PyEncoder {
+    inner: Encoder,
+}
+
+fn pool(num_threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
+    match num_threads {
+        None => Ok(None),
+        Some(0) => Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map(Some)
+            .map_err(|e| to_py(Error::Invalid(format!("cannot start {n} threads: {e}")))),
+    }
+}
+
+#[pymethods]
+impl PyEncoder {
+    /// `vocab`: (id, bytes) pairs. `merges`: (left id, right id) in priority order, or None for
+    /// tiktoken's rank semantics. `special_tokens`: (text, id) pairs.
+    #[new]
+    #[pyo3(signature = (vocab, merges, pattern, special_tokens))]
+    fn new(
+        py: Python<'_>,
+        vocab: Vec<(Rank, Vec<u8>)>,
+        merges: Option<Vec<(Rank, Rank)>>,
+        pattern: Option<&str>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+        let bpe = py
+            .detach(|| match &merges {
+                Some(m) => Bpe::from_merges(vocab, m),
+                None => Bpe::from_ranks(vocab),
+            })
+            .map_err(to_py)?;
+        let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
+        Ok(PyEncoder { inner })
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
+        py.detach(|| {
+            let mut out = Vec::with_capacity(text.len() / 4);
+            self.inner.encode_ordinary_into(&text, &mut out).map(|_| out)
+        })
+        .map_err(to_py)
+    }
+
+    /// Encodes with the special tokens whose ids are in `allowed` recognised.
+    fn encode(&self, py: Python<'_>, text: PyBackedStr, allowed: Vec<Rank>) -> PyResult<Vec<Rank>> {
+        py.detach(|| {
+            let mut out = Vec::with_capacity(text.len() / 4);
+            self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
+        })
+        .map_err(to_py)
+    }
+
+    #[pyo3(signature = (texts, allowed, *, num_threads=None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<Rank>>> {
+        let pool = pool(num_threads)?;
+        py.detach(|| {
+            let run = || {
+                texts
+                    .par_iter()
+                    .map(|t| {
+                        let mut out = Vec::with_capacity(t.len() / 4);
+                        self.inner.encode_into(t, &allowed, &mut out).map(|_| out)
+                    })
+                    .collect::<crate::error::Result<Vec<_>>>()
+            };
+            match &pool {
+                Some(p) => p.install(run),
+                None => run(),
+            }
+        })
+        .map_err(to_py)
+    }
+
+    /// (byte offset, id) of the first special token among `among` found in `text`, or None.
+    fn find_special(&self, py: Python<'_>, text: PyBackedStr, among: Vec<Rank>) -> PyResult<Option<(usize, Rank)>> {
+        py.detach(|| self.inner.find_special(&text, &among)).map_err(to_py)
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py
+            .detach(|| {
+                let mut out = Vec::with_capacity(ids.len() * 4);
+                self.inner.decode_into(&ids, &mut out).map(|_| out)
+            })
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: Rank) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.inner.token_bytes(id).map_err(to_py)?;
+        Ok(PyBytes::new(py, bytes))
+    }
+
+    /// Number of characters at the start of `text` that can be encoded apart from the rest.
+    fn safe_prefix(&self, py: Python<'_>, text: PyBackedStr) -> usize {
+        py.detach(|| {
+            let cut = self.inner.safe_prefix(&text);
+            text[..cut].chars().count()
+        })
+    }
+
+    /// The id of the token with exactly these bytes, or None.
+    fn lookup(&self, bytes: &[u8]) -> Option<Rank> {
+        self.inner.bpe.lookup(bytes)
+    }
+
+    /// Number of ordinary (non-special) tokens.
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.bpe.len()
+    }
+
+    #[getter]
+    fn pattern(&self) -> Option<&str> {
+        self.inner.pretokenizer().pattern()
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyPieceCounter>()?;
+    m.add_class::<PyEncoder>()?;
+    m.add_function(wrap_pyfunction!(preset_patterns, m)?)?;
+    m.add_function(wrap_pyfunction!(split_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(train_from_counts, m)?)?;
+    Ok(())
+}
