@@ -156,6 +156,13 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ properties
 
+    _name: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """The name of a pretrained encoding (``"cl100k_base"``, ...), else ``None``."""
+        return self._name
+
     @property
     def vocab_size(self) -> int:
         """Number of ids: ordinary tokens plus special tokens."""
@@ -216,7 +223,11 @@ class Tokenizer:
         if not disallowed:
             return
         if disallowed <= self._special_set:
-            hit = self._core.find_special(text, [self._special_tokens[t] for t in disallowed])
+            ids = [self._special_tokens[t] for t in disallowed]
+            try:
+                hit = self._core.find_special(text, ids)
+            except UnicodeEncodeError:
+                hit = self._core.find_special(_repair_surrogates(text), ids)
             found = None if hit is None else self._core.token_bytes(hit[1]).decode("utf-8")
         else:
             m = _special_regex(disallowed).search(text)
@@ -273,13 +284,13 @@ class Tokenizer:
         """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores."""
         if isinstance(texts, str):
             raise TypeError("encode_batch() takes a list of str; for one text use encode()")
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch() texts[{i}] is {type(t).__name__}, not str")
             self._check_disallowed(t, allowed_special, disallowed_special)
-        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
-            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
         allowed = self._allowed_ids(allowed_special)
         try:
             return self._core.encode_batch(texts, allowed, num_threads=num_threads)

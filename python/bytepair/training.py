@@ -9,6 +9,7 @@ merges incrementally. The result is exactly what the textbook algorithm gives
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -77,7 +78,7 @@ def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
 
 
 def _finish(
-    counter: Any,
+    counter: _core.PieceCounter,
     *,
     vocab_size: int,
     pattern: str | None,
@@ -87,7 +88,7 @@ def _finish(
     started: float,
     inputs: dict[str, Any],
 ) -> Tokenizer:
-    n_bytes, n_docs, n_replaced = counter.bytes, counter.documents, counter.replaced
+    n_bytes, n_docs, n_replaced = counter.bytes_counted, counter.documents, counter.replaced_bytes
     if n_bytes == 0:
         warnings.warn(
             "the training corpus is empty: the tokenizer has only the 256 byte tokens",
@@ -126,6 +127,10 @@ def _finish(
     return tok
 
 
+def _offset_update(bar: Progress, offset: int, done: int) -> None:
+    bar.update(offset + done)
+
+
 def train(
     paths: PathLike | Iterable[PathLike],
     *,
@@ -159,10 +164,10 @@ def train(
     bar = Progress("counting", total=total, unit="bytes") if show else None
     done_before = 0
     for f in files:
-        base = done_before
-        counter.add_file(
-            f, replace_errors=errors == "replace", progress=(lambda n, base=base: bar.update(base + n)) if bar else None
-        )
+        on_progress = None
+        if bar is not None:
+            on_progress = functools.partial(_offset_update, bar, done_before)
+        counter.add_file(f, replace_errors=errors == "replace", progress=on_progress)
         done_before += os.path.getsize(f)
         if bar:
             bar.update(done_before)
@@ -221,11 +226,11 @@ def train_from_iterator(
             flush()
             size = 0
             if bar:
-                bar.update(counter.bytes)
+                bar.update(counter.bytes_counted)
     if batch:
         flush()
     if bar:
-        bar.update(counter.bytes)
+        bar.update(counter.bytes_counted)
         bar.close()
     return _finish(
         counter,

@@ -21,9 +21,9 @@ use crate::pretok::{is_independent_cut, Pretokenizer};
 pub type PieceMap = FxHashMap<Box<[u8]>, u64>;
 
 /// Texts longer than this are cut into units for the workers.
-const UNIT_BYTES: usize = 1 << 20;
+pub const UNIT_BYTES: usize = 1 << 20;
 /// Files are read in blocks of this size.
-const BLOCK_BYTES: usize = 16 << 20;
+pub const BLOCK_BYTES: usize = 16 << 20;
 
 /// Splits text at special tokens, leftmost-longest, and hands out the stretches between them.
 #[derive(Debug, Clone)]
@@ -127,13 +127,32 @@ pub struct PieceCounter {
     pretok: Pretokenizer,
     specials: SpecialSplitter,
     shards: Vec<Mutex<PieceMap>>,
+    unit_bytes: usize,
+    block_bytes: usize,
     pub stats: CountStats,
 }
 
 impl PieceCounter {
     pub fn new(pretok: Pretokenizer, specials: SpecialSplitter) -> Self {
+        Self::with_sizes(pretok, specials, UNIT_BYTES, BLOCK_BYTES)
+    }
+
+    /// Smaller units and blocks than the defaults exercise the cutting logic in tests.
+    pub fn with_sizes(
+        pretok: Pretokenizer,
+        specials: SpecialSplitter,
+        unit_bytes: usize,
+        block_bytes: usize,
+    ) -> Self {
         let shards = (0..rayon::current_num_threads().max(1)).map(|_| Mutex::default()).collect();
-        PieceCounter { pretok, specials, shards, stats: CountStats::default() }
+        PieceCounter {
+            pretok,
+            specials,
+            shards,
+            unit_bytes: unit_bytes.max(1),
+            block_bytes: block_bytes.max(1),
+            stats: CountStats::default(),
+        }
     }
 
     fn count_unit(&self, unit: &str) -> Result<()> {
@@ -159,10 +178,11 @@ impl PieceCounter {
     /// Cuts `text` into units of about `UNIT_BYTES` for the workers.
     fn units<'t>(&self, text: &'t str) -> Vec<&'t str> {
         let bytes = text.as_bytes();
-        let mut units = Vec::with_capacity(text.len() / UNIT_BYTES + 1);
+        let unit = self.unit_bytes;
+        let mut units = Vec::with_capacity(text.len() / unit + 1);
         let mut start = 0;
-        while text.len() - start > UNIT_BYTES + UNIT_BYTES / 2 {
-            match self.cut_before(bytes, start, start + UNIT_BYTES) {
+        while text.len() - start > unit + unit / 2 {
+            match self.cut_before(bytes, start, start + unit) {
                 Some(cut) => {
                     units.push(&text[start..cut]);
                     start = cut;
@@ -193,14 +213,14 @@ impl PieceCounter {
     ) -> Result<()> {
         let io = |error| Error::Io { source: path.to_owned(), error };
         let mut file = File::open(path).map_err(io)?;
-        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK_BYTES);
+        let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
         let mut consumed: u64 = 0; // file offset of buf[0]
         let mut eof = false;
         let margin = self.specials.max_len();
         while !eof || !buf.is_empty() {
             if !eof {
                 let old = buf.len();
-                buf.resize(old + BLOCK_BYTES, 0);
+                buf.resize(old + self.block_bytes, 0);
                 let mut filled = old;
                 while filled < buf.len() {
                     let n = file.read(&mut buf[filled..]).map_err(io)?;

@@ -47,6 +47,10 @@ pub struct Bpe {
     arena: Vec<u8>,
     byte_ids: [Rank; 256],
     merges: FxHashMap<u64, Merge>,
+    /// Ids a piece may be encoded to by whole-piece lookup: every token for rank models; for
+    /// merge lists, only tokens whose bytes the merges themselves turn into that one token
+    /// (always all of them for a trained tokenizer, not always for a hand-made merge list).
+    direct: Vec<bool>,
 }
 
 impl Bpe {
@@ -81,7 +85,8 @@ impl Bpe {
                 "the vocabulary has no token for the single byte 0x{b:02x}; a byte-level BPE needs all 256"
             )));
         }
-        Ok(Bpe { encoder, spans, arena, byte_ids, merges: FxHashMap::default() })
+        let direct = vec![true; spans.len()];
+        Ok(Bpe { encoder, spans, arena, byte_ids, merges: FxHashMap::default(), direct })
     }
 
     /// A vocabulary (id, bytes) and merges as (left id, right id) in priority order. Each merge
@@ -106,6 +111,15 @@ impl Bpe {
             };
             bpe.merges.entry(key(a, b)).or_insert(Merge { priority: i as u32, result });
         }
+        // A token is emitted by whole-piece lookup only if the merges would produce it anyway.
+        let mut direct = vec![false; bpe.spans.len()];
+        let mut out = Vec::new();
+        for (bytes, &id) in &bpe.encoder {
+            out.clear();
+            bpe.encode_by_merges(bytes, &mut out);
+            direct[id as usize] = out.len() == 1 && out[0] == id;
+        }
+        bpe.direct = direct;
         Ok(bpe)
     }
 
@@ -160,7 +174,18 @@ impl Bpe {
     /// Appends the ids of one piece to `out`.
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>) {
         if let Some(&id) = self.encoder.get(piece) {
-            out.push(id);
+            if self.direct[id as usize] {
+                out.push(id);
+                return;
+            }
+        }
+        self.encode_by_merges(piece, out)
+    }
+
+    /// Encodes by merges alone, without the whole-piece lookup.
+    fn encode_by_merges(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        if piece.len() < 2 {
+            out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
         } else if piece.len() < LONG_PIECE {
             self.encode_short(piece, out)
         } else {
@@ -396,7 +421,7 @@ mod tests {
         (0..=255u8).map(|b| (b as Rank, vec![b])).collect()
     }
 
-    /// Merges "ab" (256), then "aa" (257), "aab"? no: (257, b) -> "aab" (258).
+    /// Merges (a, b) -> "ab" 256, (a, a) -> "aa" 257, (aa, b) -> "aab" 258.
     fn small() -> Bpe {
         let mut v = byte_vocab();
         v.push((256, b"ab".to_vec()));
@@ -414,8 +439,9 @@ mod tests {
     #[test]
     fn priority_then_leftmost() {
         let bpe = small();
-        // "aab": (a,b) has priority 0 and wins over (a,a): a + ab. Whole-token lookup is first though.
-        assert_eq!(enc(&bpe, b"aab"), vec![258]);
+        // "aab": (a,b) has priority 0 and wins over (a,a): a + ab. "aab" (258) is a token, but
+        // these merges never make it, so it is not emitted by whole-piece lookup either.
+        assert_eq!(enc(&bpe, b"aab"), vec![97, 256]);
         assert_eq!(enc(&bpe, b"aaab"), vec![257, 256]);
         assert_eq!(enc(&bpe, b"aaaa"), vec![257, 257]);
         assert_eq!(enc(&bpe, b"xaaa"), vec![120, 257, 97]);
@@ -439,6 +465,18 @@ mod tests {
             bpe.encode_long(&piece, &mut long);
             assert_eq!(short, long);
         }
+    }
+
+    #[test]
+    fn tokens_the_merges_cannot_make_are_not_emitted_whole() {
+        // "abc" is in the vocabulary via (ab, c), but (b, c) comes first, so "abc" never forms.
+        let mut v = byte_vocab();
+        v.push((256, b"bc".to_vec()));
+        v.push((257, b"ab".to_vec()));
+        v.push((258, b"abc".to_vec()));
+        let bpe = Bpe::from_merges(v, &[(98, 99), (97, 98), (257, 99)]).unwrap();
+        assert_eq!(enc(&bpe, b"abc"), vec![97, 256]);
+        assert_eq!(enc(&bpe, b"ab"), vec![257]);
     }
 
     #[test]

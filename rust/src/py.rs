@@ -124,12 +124,25 @@ impl PyPieceCounter {
 
 #[pymethods]
 impl PyPieceCounter {
+    /// `unit_bytes` and `block_bytes` (how texts are cut for the workers and how files are
+    /// read) change no result; tests make them small to exercise the cutting.
     #[new]
-    #[pyo3(signature = (pattern, special_tokens))]
-    fn new(pattern: Option<&str>, special_tokens: Vec<String>) -> PyResult<Self> {
+    #[pyo3(signature = (pattern, special_tokens, *, unit_bytes=None, block_bytes=None))]
+    fn new(
+        pattern: Option<&str>,
+        special_tokens: Vec<String>,
+        unit_bytes: Option<usize>,
+        block_bytes: Option<usize>,
+    ) -> PyResult<Self> {
         let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
         let specials = SpecialSplitter::new(&special_tokens).map_err(to_py)?;
-        Ok(PyPieceCounter { inner: Some(PieceCounter::new(pretok, specials)) })
+        let counter = PieceCounter::with_sizes(
+            pretok,
+            specials,
+            unit_bytes.unwrap_or(crate::count::UNIT_BYTES),
+            block_bytes.unwrap_or(crate::count::BLOCK_BYTES),
+        );
+        Ok(PyPieceCounter { inner: Some(counter) })
     }
 
     /// Counts the pieces of each document in `texts` (a list of str).
@@ -166,7 +179,7 @@ impl PyPieceCounter {
     }
 
     #[getter]
-    fn bytes(&mut self) -> PyResult<u64> {
+    fn bytes_counted(&mut self) -> PyResult<u64> {
         Ok(self.get()?.stats.bytes)
     }
 
@@ -176,7 +189,7 @@ impl PyPieceCounter {
     }
 
     #[getter]
-    fn replaced(&mut self) -> PyResult<u64> {
+    fn replaced_bytes(&mut self) -> PyResult<u64> {
         Ok(self.get()?.stats.replaced)
     }
 
