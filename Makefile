@@ -1,0 +1,39 @@
+# bytepair — `make help` lists the targets.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+.PHONY: install
+install:  ## install bytepair (builds the Rust extension in release mode)
+	$(PIP) install .
+
+.PHONY: demo
+demo: install  ## install, then train on the bundled Shakespeare, show merges, encode a line
+	bytepair train --sample --vocab-size 1000 -o shakespeare.json
+	bytepair show shakespeare.json --limit 15
+	echo "To be, or not to be, that is the question." | bytepair encode -t shakespeare.json
+
+.PHONY: test
+test:  ## install test dependencies, then run every test (Rust, Python, type stubs)
+	$(PIP) install -e '.[dev]'
+	cd rust && cargo test
+	$(PYTHON) -m pytest
+	$(PYTHON) -m mypy
+	$(PYTHON) -m mypy.stubtest bytepair._core
+
+.PHONY: bench
+bench:  ## build the benchmark corpus (see bench/README.md) and compare with peers
+	$(PIP) install -e '.[bench]'
+	$(PYTHON) bench/make_corpus.py
+	$(PYTHON) bench/bench_train.py
+	$(PYTHON) bench/bench_train.py --small
+
+.PHONY: lint
+lint:  ## formatting and lints (Rust and Python)
+	cd rust && cargo fmt --check && cargo clippy --all-targets --features python -- -D warnings
+	$(PYTHON) -m mypy
