@@ -155,3 +155,18 @@ def test_wrong_argument_types() -> None:
         t.encode_batch("one string")
     with pytest.raises(TypeError):
         Tokenizer(BYTES, [], special_tokens="<s>")
+
+
+def test_bad_ids_in_constructor() -> None:
+    with pytest.raises(VocabError, match="too sparse"):
+        Tokenizer(BYTES | {4_000_000_000: b"xy"}, [])
+    with pytest.raises(VocabError, match=r"\[0, 2\*\*32\)"):
+        Tokenizer(BYTES, [], special_tokens={"<s>": -3})
+    with pytest.raises(VocabError, match="already uses"):
+        Tokenizer(BYTES, [], special_tokens={"<s>": 97})
+
+
+def test_disallowed_error_carries_the_token(tok: Tokenizer) -> None:
+    with pytest.raises(DisallowedSpecialTokenError) as err:
+        tok.encode("x<s><s>y")
+    assert err.value.token == "<s><s>"

@@ -43,7 +43,11 @@ class FormatError(BytepairError):
 
 
 class DisallowedSpecialTokenError(BytepairError):
-    """Special-token text found in input where it is not allowed."""
+    """Special-token text found in input where it is not allowed; ``token`` is that text."""
+
+    def __init__(self, message: str, token: str = "") -> None:
+        super().__init__(message)
+        self.token = token
 
 
 class BytepairWarning(UserWarning):

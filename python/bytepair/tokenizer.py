@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import AbstractSet, Any, Literal
 
 from bytepair import _core
-from bytepair.errors import DisallowedSpecialTokenError, VocabError
+from bytepair.errors import BytepairError, DisallowedSpecialTokenError, VocabError
 from bytepair.patterns import resolve
 
 __all__ = ["Tokenizer"]
@@ -60,8 +60,8 @@ class Tokenizer:
         vocab = dict(vocab)
         by_bytes: dict[bytes, int] = {}
         for i, b in vocab.items():
-            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise VocabError(f"vocab keys must be non-negative ints, got {i!r}")
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+                raise VocabError(f"vocab keys must be ints in [0, 2**32), got {i!r}")
             if not isinstance(b, bytes):
                 raise VocabError(f"vocab[{i}] must be bytes, got {type(b).__name__}")
             by_bytes[b] = i
@@ -87,7 +87,12 @@ class Tokenizer:
         if isinstance(special_tokens, str):
             raise TypeError("special_tokens must be a mapping {text: id} or a list of texts, not a str")
         if isinstance(special_tokens, Mapping):
-            return {str(k): int(v) for k, v in special_tokens.items()}
+            for text, i in special_tokens.items():
+                if not isinstance(text, str) or not text:
+                    raise TypeError(f"special token texts must be non-empty str, got {text!r}")
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+                    raise VocabError(f"special token {text!r} has the id {i!r}; ids are ints in [0, 2**32)")
+            return dict(special_tokens)
         specials: dict[str, int] = {}
         next_id = max(vocab, default=-1) + 1
         for text in special_tokens:
@@ -112,7 +117,7 @@ class Tokenizer:
         training: Mapping[str, Any] | None,
     ) -> None:
         if normalization not in (None, "none"):
-            raise ValueError(f"normalization {normalization!r} is not supported yet; use None")
+            raise BytepairError(f"normalization {normalization!r} is not supported yet; use None")
         self._pattern_name, self._pattern = resolve(pattern)
         self._vocab = vocab
         self._merges = merges
@@ -236,7 +241,8 @@ class Tokenizer:
             raise DisallowedSpecialTokenError(
                 f"the text contains the special token {found!r}, which is not allowed. "
                 f"To encode it as the special token, pass allowed_special={{{found!r}}} (or \"all\"); "
-                f"to encode it as ordinary text, pass disallowed_special=() or use encode_ordinary()."
+                f"to encode it as ordinary text, pass disallowed_special=() or use encode_ordinary().",
+                token=found,
             )
 
     def _encode_core(self, text: str, allowed: list[int]) -> list[int]:
@@ -285,7 +291,7 @@ class Tokenizer:
         if isinstance(texts, str):
             raise TypeError("encode_batch() takes a list of str; for one text use encode()")
         if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
-            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+            raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):

@@ -18,7 +18,7 @@ from typing import Any
 
 from bytepair import _core
 from bytepair._progress import Progress, wanted
-from bytepair.errors import BytepairWarning, CorpusError
+from bytepair.errors import BytepairError, BytepairWarning, CorpusError
 from bytepair.patterns import resolve
 from bytepair.tokenizer import Tokenizer, _repair_surrogates
 
@@ -41,19 +41,19 @@ def _check_options(vocab_size: int, special_tokens: Sequence[str], min_frequency
         raise TypeError("special_tokens must be a list of str, not a str")
     for s in special_tokens:
         if not isinstance(s, str) or not s:
-            raise ValueError(f"special tokens must be non-empty str, got {s!r}")
+            raise BytepairError(f"special tokens must be non-empty str, got {s!r}")
     if len(set(special_tokens)) != len(special_tokens):
-        raise ValueError("special_tokens has duplicates")
+        raise BytepairError("special_tokens has duplicates")
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
     minimum = 256 + len(special_tokens)
     if vocab_size < minimum:
-        raise ValueError(
+        raise BytepairError(
             f"vocab_size={vocab_size} is too small: the minimum is {minimum} "
             f"(256 single bytes + {len(special_tokens)} special tokens)"
         )
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
+        raise BytepairError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
     resolve(pattern)
 
 
@@ -155,7 +155,7 @@ def train(
     files = _paths(paths)
     _check_options(vocab_size, special_tokens, min_frequency, pattern)
     if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+        raise BytepairError(f"errors must be 'strict' or 'replace', got {errors!r}")
     show = wanted(progress)
     started = time.perf_counter()
     _, regex = resolve(pattern)

@@ -58,6 +58,13 @@ impl Bpe {
         let mut encoder: FxHashMap<Box<[u8]>, Rank> = FxHashMap::default();
         encoder.reserve(vocab.len());
         let max_id = vocab.iter().map(|(id, _)| *id).max().unwrap_or(0);
+        // Ids index flat tables: refuse vocabularies so sparse that those would be huge.
+        if max_id as usize > 2 * vocab.len() + (1 << 20) {
+            return Err(Error::Vocab(format!(
+                "token ids are too sparse: the largest is {max_id} for {} tokens",
+                vocab.len()
+            )));
+        }
         let mut spans = vec![(0u32, u32::MAX); max_id as usize + 1];
         let mut arena = Vec::with_capacity(vocab.iter().map(|(_, b)| b.len()).sum());
         let mut byte_ids = [Rank::MAX; 256];
@@ -292,22 +299,22 @@ impl Encoder {
         let mut seen_text = FxHashMap::default();
         for (i, (text, id)) in specials.iter().enumerate() {
             if text.is_empty() {
-                return Err(Error::Invalid("a special token is the empty string".into()));
+                return Err(Error::Vocab("a special token is the empty string".into()));
             }
             if let Some(prev) = seen_text.insert(text.as_str(), *id) {
-                return Err(Error::Invalid(format!(
+                return Err(Error::Vocab(format!(
                     "special token {text:?} is given twice (ids {prev} and {id})"
                 )));
             }
             if let Some(j) = special_by_id.insert(*id, i) {
-                return Err(Error::Invalid(format!(
+                return Err(Error::Vocab(format!(
                     "special tokens {:?} and {text:?} share the id {id}",
                     specials[j].0
                 )));
             }
             if let Ok(bytes) = bpe.token_bytes(*id) {
                 if bytes != text.as_bytes() {
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::Vocab(format!(
                         "special token {text:?} has id {id}, which the vocabulary already uses for {:?}",
                         String::from_utf8_lossy(bytes)
                     )));
