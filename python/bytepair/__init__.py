@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from bytepair.encodings import encoding_for_model, get_encoding, list_encoding_names
 from bytepair.errors import (
     BytepairError,
     BytepairWarning,
@@ -20,6 +21,7 @@ from bytepair.errors import (
     UnknownTokenError,
     VocabError,
 )
+from bytepair.formats.tiktoken import load_tiktoken
 from bytepair.patterns import PATTERNS
 from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.training import train, train_from_iterator
@@ -48,7 +50,11 @@ __all__ = [
     "UnknownTokenError",
     "VocabError",
     "__version__",
+    "encoding_for_model",
+    "get_encoding",
+    "list_encoding_names",
     "load",
+    "load_tiktoken",
     "train",
     "train_from_iterator",
 ]

@@ -1,0 +1,186 @@
+"""tiktoken's rank files (``*.tiktoken``): one token per line, ``base64(token bytes) SPACE rank``.
+
+A rank file holds the ordinary tokens only. The split pattern and the special tokens are not in
+it (tiktoken keeps them in code), so :func:`load_tiktoken` takes them as arguments. A token's
+rank is both its id and its merge priority: encoding merges, lowest rank first, the adjacent
+pair whose joined bytes are a token.
+
+Files may be gzip-compressed; they are recognised by their first bytes, whatever their name.
+``expected_hash`` is the sha256 of the uncompressed content, as tiktoken checks it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import hashlib
+import os
+import sys
+import uuid
+import zlib
+from collections.abc import Mapping
+
+from bytepair.errors import FormatError
+from bytepair.tokenizer import Tokenizer
+
+__all__ = ["dump_tiktoken", "load_tiktoken"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_MAX_RANK = 2**32 - 2  # ids are u32 in the core; u32::MAX is reserved
+# The core keeps an id-indexed table, so a stray huge rank would cost memory in proportion to it.
+_MAX_GAP = 1 << 20
+
+if sys.version_info >= (3, 11):
+
+    def _b64decode(s: bytes) -> bytes:
+        return binascii.a2b_base64(s, strict_mode=True)
+
+else:  # pragma: no cover - exercised on 3.10 only
+
+    def _b64decode(s: bytes) -> bytes:
+        return base64.b64decode(s, validate=True)
+
+
+def load_tiktoken(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None,
+    special_tokens: Mapping[str, int] | None = None,
+    expected_hash: str | None = None,
+) -> Tokenizer:
+    """Reads a tiktoken rank file (plain or gzip) into a :class:`~bytepair.Tokenizer`.
+
+    ``pattern`` is the split pattern the ranks were made with: a preset name (``"gpt2"``,
+    ``"gpt4"``, ``"o200k"``), a regex, or ``None``; it is required because a wrong pattern
+    silently changes every encoding. ``special_tokens`` is ``{text: id}``. With
+    ``expected_hash`` (hex sha256 of the uncompressed content) a different file raises
+    :class:`~bytepair.FormatError` naming both hashes. A malformed line raises
+    :class:`~bytepair.FormatError` naming the file and the line number.
+    """
+    ranks = read_ranks(path, expected_hash=expected_hash)
+    return Tokenizer._from_ranks(ranks, special_tokens=dict(special_tokens or {}), pattern=pattern)
+
+
+def read_ranks(path: str | os.PathLike[str], *, expected_hash: str | None = None) -> dict[bytes, int]:
+    """The ``{token bytes: rank}`` table of a tiktoken rank file (plain or gzip)."""
+    where = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise FormatError(f"{where}: not a valid gzip file ({e})") from None
+    if expected_hash is not None:
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != expected_hash.strip().lower():
+            raise FormatError(
+                f"{where}: sha256 of the content is {actual}, expected {expected_hash}; "
+                f"the file is corrupt or not the one expected"
+            )
+    return parse_ranks(data, where)
+
+
+def parse_ranks(data: bytes, where: str = "<tiktoken ranks>") -> dict[bytes, int]:
+    """Parses the content of a rank file; ``where`` names it in error messages."""
+    lines = data.splitlines()
+    # Fast path for well-formed files; anything unusual is parsed again, line by line, below.
+    try:
+        ranks = {_b64decode(token): int(rank) for token, rank in map(bytes.split, lines)}
+    except ValueError:  # binascii.Error is a ValueError
+        return _parse_lines(lines, where)
+    if len(ranks) != len(lines) or not _plausible(ranks):
+        return _parse_lines(lines, where)
+    return ranks
+
+
+def _plausible(ranks: dict[bytes, int]) -> bool:
+    values = ranks.values()
+    return (
+        b"" not in ranks
+        and min(values, default=0) >= 0
+        and max(values, default=0) <= min(_MAX_RANK, 2 * len(ranks) + _MAX_GAP)
+        and len(set(values)) == len(ranks)
+    )
+
+
+def _parse_lines(lines: list[bytes], where: str) -> dict[bytes, int]:
+    """The slow parser: checks each line and names the first bad one."""
+    ranks: dict[bytes, int] = {}
+    line_of_rank: dict[int, int] = {}
+    line_of_token: dict[bytes, int] = {}
+    for lineno, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields:
+            continue  # blank lines are allowed, as tiktoken allows them
+        if len(fields) != 2:
+            raise _bad_line(where, lineno, line, "expected two fields, 'base64(token) rank'")
+        token, rank_text = fields
+        try:
+            token_bytes = _b64decode(token)
+        except ValueError:
+            raise _bad_line(where, lineno, line, f"{token!r} is not valid base64") from None
+        if not token_bytes:
+            raise _bad_line(where, lineno, line, "the token is empty")
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            rank = -1
+        if rank < 0:
+            raise _bad_line(where, lineno, line, f"the rank {rank_text!r} is not a non-negative integer")
+        if token_bytes in line_of_token:
+            first = line_of_token[token_bytes]
+            raise _bad_line(where, lineno, line, f"the token {token_bytes!r} is already on line {first}")
+        if rank in line_of_rank:
+            raise _bad_line(where, lineno, line, f"the rank {rank} is already on line {line_of_rank[rank]}")
+        line_of_token[token_bytes] = line_of_rank[rank] = lineno
+        ranks[token_bytes] = rank
+    limit = min(_MAX_RANK, 2 * len(ranks) + _MAX_GAP)
+    for rank, lineno in line_of_rank.items():
+        if rank > limit:
+            raise _bad_line(
+                where, lineno, lines[lineno - 1], f"the rank {rank} is far beyond the {len(ranks)} tokens of the file"
+            )
+    return ranks
+
+
+def _bad_line(where: str, lineno: int, line: bytes, why: str) -> FormatError:
+    shown = line[:80].decode("ascii", "backslashreplace") + ("..." if len(line) > 80 else "")
+    return FormatError(f"{where}, line {lineno}: {why}: {shown!r}")
+
+
+def dump_tiktoken(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
+    """Writes ``tok``'s ordinary tokens as a tiktoken rank file, ids as ranks, in rank order.
+
+    A name ending in ``.gz`` is gzip-compressed. The pattern and the special tokens are not
+    part of the format: pass them again to :func:`load_tiktoken` (or ``tiktoken.Encoding``).
+    The file is written to a temporary file beside ``path``, then renamed over it.
+    """
+    if not isinstance(tok, Tokenizer):
+        raise TypeError(f"dump_tiktoken() takes a Tokenizer, not {type(tok).__name__}")
+    target = os.fspath(path)
+    vocab = tok._vocab
+    data = b"".join(base64.b64encode(vocab[i]) + b" %d\n" % i for i in sorted(vocab))
+    if target.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    _write_atomic(target, data)
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    directory, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+    # os.open with mode 0o666 lets the umask decide the permissions, as for a plain open().
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
