@@ -19,6 +19,7 @@ from bytepair.patterns import resolve
 __all__ = ["Tokenizer"]
 
 SpecialSet = AbstractSet[str] | Literal["all"]
+DisallowedSet = Collection[str] | Literal["all"]
 
 _STREAM_CHUNK = 1 << 16
 
@@ -219,7 +220,7 @@ class Tokenizer:
             return list(self._special_tokens.values())
         return [self._special_tokens[t] for t in allowed_special if t in self._special_tokens]
 
-    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> None:
+    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
         allowed = self._special_set if allowed_special == "all" else allowed_special
         if disallowed_special == "all":
             disallowed = self._special_set - allowed
@@ -256,7 +257,7 @@ class Tokenizer:
         text: str,
         *,
         allowed_special: SpecialSet = frozenset(),
-        disallowed_special: SpecialSet = "all",
+        disallowed_special: DisallowedSet = "all",
     ) -> list[int]:
         """Encodes ``text`` to token ids.
 
@@ -285,7 +286,7 @@ class Tokenizer:
         *,
         num_threads: int | None = None,
         allowed_special: SpecialSet = frozenset(),
-        disallowed_special: SpecialSet = "all",
+        disallowed_special: DisallowedSet = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores."""
         if isinstance(texts, str):
@@ -308,7 +309,7 @@ class Tokenizer:
         texts: Iterable[str],
         *,
         allowed_special: SpecialSet = frozenset(),
-        disallowed_special: SpecialSet = "all",
+        disallowed_special: DisallowedSet = "all",
     ) -> Iterator[int]:
         """Encodes the concatenation of ``texts`` lazily, yielding ids, with bounded memory.
 
