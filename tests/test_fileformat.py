@@ -112,3 +112,13 @@ def test_not_json_names_line_and_column(tmp_path: Path) -> None:
 def test_missing_file() -> None:
     with pytest.raises(FileNotFoundError):
         bytepair.load("/nonexistent/tok.json")
+
+
+def test_saved_file_has_ordinary_permissions(tmp_path: Path) -> None:
+    tok = bytepair.train_from_iterator([SAMPLE], vocab_size=260)
+    old = os.umask(0o022)
+    try:
+        tok.save(tmp_path / "tok.json")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "tok.json").stat().st_mode & 0o777 == 0o644

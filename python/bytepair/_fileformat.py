@@ -23,9 +23,9 @@ import base64
 import binascii
 import json
 import os
-import tempfile
 from typing import Any
 
+from bytepair._atomic import write_atomic
 from bytepair.errors import BytepairError, FormatError
 from bytepair.tokenizer import Tokenizer
 
@@ -55,23 +55,8 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
 
 
 def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
-    path = os.fspath(path)
-    text = json.dumps(to_dict(tok), ensure_ascii=False, separators=(",", ":"))
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".bytepair-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    text = json.dumps(to_dict(tok), ensure_ascii=False, separators=(",", ":")) + "\n"
+    write_atomic(path, text.encode("utf-8"))
 
 
 def _need(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:

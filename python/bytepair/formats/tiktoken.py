@@ -17,10 +17,10 @@ import gzip
 import hashlib
 import os
 import sys
-import uuid
 import zlib
 from collections.abc import Mapping
 
+from bytepair._atomic import write_atomic
 from bytepair.errors import FormatError
 from bytepair.tokenizer import Tokenizer
 
@@ -164,23 +164,4 @@ def dump_tiktoken(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     data = b"".join(base64.b64encode(vocab[i]) + b" %d\n" % i for i in sorted(vocab))
     if target.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-    _write_atomic(target, data)
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-    directory, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-    # os.open with mode 0o666 lets the umask decide the permissions, as for a plain open().
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(target, data)
