@@ -116,15 +116,25 @@ impl PairHeap {
 /// Distinct pieces as token ids in one arena; a piece shrinks in place as merges apply.
 struct Pieces {
     ids: Vec<Rank>,
-    start: Vec<usize>,
-    len: Vec<u32>,
-    count: Vec<u64>,
+    meta: Vec<PieceMeta>,
+}
+
+/// Everything a merge reads about a piece besides its ids, in one place: visiting a piece then
+/// costs one cache miss here and one in `ids`, which is what bounds the merge loop.
+#[derive(Clone, Copy)]
+struct PieceMeta {
+    start: usize,
+    count: u64,
+    len: u32,
+    /// The merge that last visited this piece (a piece is listed once per occurrence of a pair).
+    visited: u32,
 }
 
 impl Pieces {
     #[inline]
     fn get(&self, p: usize) -> &[Rank] {
-        &self.ids[self.start[p]..self.start[p] + self.len[p] as usize]
+        let m = &self.meta[p];
+        &self.ids[m.start..m.start + m.len as usize]
     }
 }
 
@@ -147,21 +157,19 @@ pub fn train<'a>(
     let min_frequency = opts.min_frequency.max(1);
 
     // Pieces of one byte have no pair and never matter.
-    let mut ps = Pieces { ids: Vec::new(), start: Vec::new(), len: Vec::new(), count: Vec::new() };
+    let mut ps = Pieces { ids: Vec::new(), meta: Vec::new() };
     for (bytes, count) in pieces {
         if bytes.len() < 2 || count == 0 {
             continue;
         }
-        ps.start.push(ps.ids.len());
-        ps.len.push(bytes.len() as u32);
-        ps.count.push(count);
+        ps.meta.push(PieceMeta { start: ps.ids.len(), count, len: bytes.len() as u32, visited: 0 });
         ps.ids.extend(bytes.iter().map(|&b| b as Rank));
     }
 
     let mut pair_count: FxHashMap<u64, i64> = FxHashMap::default();
     let mut where_: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for p in 0..ps.count.len() {
-        let c = ps.count[p] as i64;
+    for p in 0..ps.meta.len() {
+        let c = ps.meta[p].count as i64;
         for w in ps.get(p).windows(2) {
             let k = key(w[0], w[1]);
             *pair_count.entry(k).or_insert(0) += c;
@@ -182,8 +190,7 @@ pub fn train<'a>(
     heap.heapify(&vocab);
 
     let mut merges: Vec<(Rank, Rank)> = Vec::with_capacity(opts.merges);
-    let mut visited: Vec<u32> = vec![u32::MAX; ps.count.len()];
-    let mut new_pairs: Vec<u64> = Vec::new();
+    let mut step = MergeStep::default();
 
     while merges.len() < opts.merges {
         let Some(top) = heap.pop(&vocab) else { break };
@@ -203,19 +210,27 @@ pub fn train<'a>(
         let stamp = merges.len() as u32;
 
         let occurrences = where_.remove(&top.pair).unwrap_or_default();
-        new_pairs.clear();
+        step.clear();
         for &p in &occurrences {
-            let p = p as usize;
-            if visited[p] == stamp {
-                continue;
+            step.merge_piece(&mut ps, p, a, b, x, stamp);
+        }
+        // Apply the step's changes: one lookup per distinct pair in the big tables.
+        for (&k, &d) in &step.deltas {
+            if d != 0 {
+                *pair_count.entry(k).or_insert(0) += d;
             }
-            visited[p] = stamp;
-            merge_piece(&mut ps, p, a, b, x, &mut pair_count, &mut where_, &mut new_pairs);
         }
         pair_count.remove(&top.pair);
-        new_pairs.sort_unstable();
-        new_pairs.dedup();
-        for &k in &new_pairs {
+        step.created.sort_unstable();
+        step.created.dedup();
+        let mut i = 0;
+        while i < step.created.len() {
+            let k = step.created[i].0;
+            let list = where_.entry(k).or_default();
+            while i < step.created.len() && step.created[i].0 == k {
+                list.push(step.created[i].1);
+                i += 1;
+            }
             let c = pair_count.get(&k).copied().unwrap_or(0);
             if c > 0 && c as u64 >= min_frequency {
                 heap.push(Entry { count: c as u64, pair: k }, &vocab);
@@ -226,59 +241,66 @@ pub fn train<'a>(
     Ok(merges)
 }
 
-/// Replaces every (a, b) in piece `p`, left to right and non-overlapping, by `x`, and updates
-/// the counts of the pairs around each replaced occurrence.
-#[allow(clippy::too_many_arguments)]
-fn merge_piece(
-    ps: &mut Pieces,
-    p: usize,
-    a: Rank,
-    b: Rank,
-    x: Rank,
-    pair_count: &mut FxHashMap<u64, i64>,
-    where_: &mut FxHashMap<u64, Vec<u32>>,
-    new_pairs: &mut Vec<u64>,
-) {
-    let c = ps.count[p] as i64;
-    let start = ps.start[p];
-    let n = ps.len[p] as usize;
-    let ids = &mut ps.ids[start..start + n];
-    let add = |k: u64, d: i64, pair_count: &mut FxHashMap<u64, i64>| {
-        *pair_count.entry(k).or_insert(0) += d;
-    };
-    let mut note_new = |k: u64, where_: &mut FxHashMap<u64, Vec<u32>>| {
-        new_pairs.push(k);
-        let list = where_.entry(k).or_default();
-        if list.last() != Some(&(p as u32)) {
-            list.push(p as u32);
-        }
-    };
-    let mut w = 0; // write position
-    let mut r = 0; // read position
-    while r < n {
-        if r + 1 < n && ids[r] == a && ids[r + 1] == b {
-            if w > 0 {
-                let prev = ids[w - 1];
-                add(key(prev, a), -c, pair_count);
-                add(key(prev, x), c, pair_count);
-                note_new(key(prev, x), where_);
-            }
-            if r + 2 < n {
-                let next = ids[r + 2];
-                add(key(b, next), -c, pair_count);
-                add(key(x, next), c, pair_count);
-                note_new(key(x, next), where_);
-            }
-            ids[w] = x;
-            w += 1;
-            r += 2;
-        } else {
-            ids[w] = ids[r];
-            w += 1;
-            r += 1;
-        }
+/// What one merge changes, gathered before it touches the big tables: the count deltas per
+/// pair (a small map that stays in cache while a merge visits many pieces), and the
+/// (new pair, piece) occurrences that the pair -> pieces lists must learn.
+#[derive(Default)]
+struct MergeStep {
+    deltas: FxHashMap<u64, i64>,
+    created: Vec<(u64, u32)>,
+}
+
+impl MergeStep {
+    fn clear(&mut self) {
+        self.deltas.clear();
+        self.created.clear();
     }
-    ps.len[p] = w as u32;
+
+    #[inline]
+    fn add(&mut self, k: u64, d: i64) {
+        *self.deltas.entry(k).or_insert(0) += d;
+    }
+
+    /// Replaces every (a, b) in piece `p`, left to right and non-overlapping, by `x`, and
+    /// records the count changes of the pairs around each replaced occurrence. A piece already
+    /// visited by this merge (`stamp`) is skipped.
+    fn merge_piece(&mut self, ps: &mut Pieces, p: u32, a: Rank, b: Rank, x: Rank, stamp: u32) {
+        let meta = &mut ps.meta[p as usize];
+        if meta.visited == stamp {
+            return;
+        }
+        meta.visited = stamp;
+        let c = meta.count as i64;
+        let start = meta.start;
+        let n = meta.len as usize;
+        let ids = &mut ps.ids[start..start + n];
+        let mut w = 0; // write position
+        let mut r = 0; // read position
+        while r < n {
+            if r + 1 < n && ids[r] == a && ids[r + 1] == b {
+                if w > 0 {
+                    let prev = ids[w - 1];
+                    self.add(key(prev, a), -c);
+                    self.add(key(prev, x), c);
+                    self.created.push((key(prev, x), p));
+                }
+                if r + 2 < n {
+                    let next = ids[r + 2];
+                    self.add(key(b, next), -c);
+                    self.add(key(x, next), c);
+                    self.created.push((key(x, next), p));
+                }
+                ids[w] = x;
+                w += 1;
+                r += 2;
+            } else {
+                ids[w] = ids[r];
+                w += 1;
+                r += 1;
+            }
+        }
+        ps.meta[p as usize].len = w as u32;
+    }
 }
 
 #[cfg(test)]
