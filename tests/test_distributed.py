@@ -122,12 +122,21 @@ def test_tasks_group_consecutive_parts() -> None:
     assert tasks == [([parts[0], parts[1]], 15), ([parts[2]], 20), ([parts[3]], 1)]
 
 
-@given(corpus=corpus_with_specials(), pattern=st.sampled_from(PATTERNS), every=st.integers(1, 50))
+@given(
+    corpus=corpus_with_specials(),
+    sep=st.sampled_from(["\n", "!\nThe ", "a\n1"]),  # the last two make places to cut
+    pattern=st.sampled_from(PATTERNS),
+    every=st.integers(1, 50),
+)
 def test_parts_count_what_the_whole_file_counts(
-    tmp_path_factory: pytest.TempPathFactory, corpus: tuple[list[str], list[str]], pattern: str | None, every: int
+    tmp_path_factory: pytest.TempPathFactory,
+    corpus: tuple[list[str], list[str]],
+    sep: str,
+    pattern: str | None,
+    every: int,
 ) -> None:
     docs, specials = corpus
-    path = write(tmp_path_factory.mktemp("d") / "c.txt", "\n".join(docs))
+    path = write(tmp_path_factory.mktemp("d") / "c.txt", sep.join(docs))
     regex = resolve(pattern)[1]
     _, parts, _ = bd._plan([path], regex, specials, every)
     merged = _core.PieceCounter(regex, specials)
