@@ -140,6 +140,8 @@ def train(
     min_frequency: int = 2,
     errors: str = "strict",
     progress: bool | None = None,
+    backend: str = "local",
+    client: Any = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on UTF-8 text files.
 
@@ -150,8 +152,26 @@ def train(
     raising :class:`CorpusError`. ``progress=None`` shows progress bars on stderr only when it
     is a terminal.
 
+    ``backend="dask"`` counts on a Dask cluster (``client``, or the current default client):
+    the workers read the files, so the paths must be valid there; see
+    :mod:`bytepair.distributed`. The merges are the same as with ``backend="local"``.
+
     >>> tok = train("corpus.txt", vocab_size=1000)  # doctest: +SKIP
     """
+    if backend != "local" or client is not None:
+        started = time.perf_counter()
+        _check_options(vocab_size, special_tokens, min_frequency, pattern)
+        counter, inputs = _count_elsewhere(paths, backend, client, pattern, special_tokens, errors, progress)
+        return _finish(
+            counter,
+            vocab_size=vocab_size,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            min_frequency=min_frequency,
+            progress=wanted(progress),
+            started=started,
+            inputs=inputs,
+        )
     files = _paths(paths)
     _check_options(vocab_size, special_tokens, min_frequency, pattern)
     if errors not in ("strict", "replace"):
@@ -183,6 +203,36 @@ def train(
         started=started,
         inputs={"files": [os.path.basename(f) for f in files]},
     )
+
+
+def _count_elsewhere(
+    paths: PathLike | Iterable[PathLike],
+    backend: str,
+    client: Any,
+    pattern: str | None,
+    special_tokens: Sequence[str],
+    errors: str,
+    progress: bool | None,
+) -> tuple[_core.PieceCounter, dict[str, Any]]:
+    """train()'s counting on a backend other than "local" (only "dask" so far)."""
+    if backend != "dask":
+        if backend == "local":
+            raise BytepairError("client= is only used with backend='dask'")
+        raise BytepairError(f"backend must be 'local' or 'dask', got {backend!r}")
+    from bytepair import distributed
+
+    files = distributed.check_paths(paths)  # the files themselves are checked on the workers
+    if errors not in ("strict", "replace"):
+        raise BytepairError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    counter = distributed.count(
+        files,
+        regex=resolve(pattern)[1],
+        special_tokens=special_tokens,
+        replace_errors=errors == "replace",
+        client=client,
+        progress=wanted(progress),
+    )
+    return counter, {"files": [os.path.basename(f) for f in files]}
 
 
 def train_from_iterator(

@@ -8,7 +8,7 @@
 //! where the units were cut nor on the number of threads.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::sync::Mutex;
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -115,6 +115,104 @@ pub fn cut_before(
     None
 }
 
+/// The first cut in `text[from..=until]` that changes no piece and splits no special token (the
+/// forward twin of `cut_before`); `None` if there is none.
+pub fn cut_after(
+    pretok: &Pretokenizer,
+    specials: &SpecialSplitter,
+    text: &[u8],
+    from: usize,
+    until: usize,
+) -> Option<usize> {
+    if !pretok.can_cut() {
+        return None;
+    }
+    let until = until.min(text.len());
+    let mut start = from.saturating_sub(1); // a newline at from - 1 makes a cut at `from`
+    while start < until {
+        let nl = memchr::memchr(b'\n', &text[start..until])? + start;
+        let cut = nl + 1;
+        if is_independent_cut(text, cut) && !specials.straddles(text, cut) {
+            return Some(cut);
+        }
+        start = cut;
+    }
+    None
+}
+
+/// Bytes read at a time by `file_cuts`.
+const SCAN_BYTES: usize = 64 << 10;
+
+/// For each offset in `targets`, the first offset at or after it where the file can be cut
+/// without changing the counts (see `cut_after`); the file's size when there is none after it
+/// (always, for patterns that cannot be cut); 0 for 0. The parts between such cuts can be
+/// counted apart (`PieceCounter::add_file_range`). Reads only near the targets, unless no cut
+/// is near.
+pub fn file_cuts(
+    pretok: &Pretokenizer,
+    specials: &SpecialSplitter,
+    path: &str,
+    targets: &[u64],
+) -> Result<Vec<u64>> {
+    let io = |error| Error::Io {
+        source: path.to_owned(),
+        error,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    // Context a cut needs on each side: two bytes before (`is_independent_cut`), one after, and
+    // a special token's length less one on both (`straddles`).
+    let before = specials.max_len().max(2);
+    let after = specials.max_len().max(1);
+    let mut cuts = Vec::with_capacity(targets.len());
+    let mut buf = Vec::new();
+    for &target in targets {
+        if target == 0 || target >= size || !pretok.can_cut() {
+            cuts.push(if target == 0 { 0 } else { size });
+            continue;
+        }
+        let mut base = target.saturating_sub(before as u64); // file offset of buf[0]
+        file.seek(SeekFrom::Start(base)).map_err(io)?;
+        buf.clear();
+        let mut from = (target - base) as usize;
+        let cut = loop {
+            let old = buf.len();
+            buf.resize(old + SCAN_BYTES, 0);
+            let n = read_full(&mut file, &mut buf[old..]).map_err(io)?;
+            buf.truncate(old + n);
+            let eof = n < SCAN_BYTES;
+            let until = if eof { buf.len() } else { buf.len() - after };
+            if let Some(c) = cut_after(pretok, specials, &buf, from, until) {
+                break base + c as u64;
+            }
+            if eof {
+                break size;
+            }
+            // Keep the context of the cuts not checked yet.
+            let drop = until.saturating_sub(before);
+            buf.drain(..drop);
+            base += drop as u64;
+            from = until - drop;
+        };
+        cuts.push(cut);
+    }
+    Ok(cuts)
+}
+
+/// Reads until `buf` is full or the file ends; returns the number of bytes read.
+fn read_full(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 /// Statistics of what was counted.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CountStats {
@@ -211,10 +309,39 @@ impl PieceCounter {
         replace_errors: bool,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
+        let file = File::open(path).map_err(|error| Error::Io { source: path.to_owned(), error })?;
+        self.add_reader(file, path, 0, replace_errors, progress)?;
+        self.stats.documents += 1;
+        Ok(())
+    }
+
+    /// Counts the bytes `start..end` of a file, which must begin and end at cuts of
+    /// `file_cuts` (or at the file's ends); error offsets are the file's. The part that starts
+    /// at 0 counts the file as one document, so that the parts of a file count what it does.
+    pub fn add_file_range(&mut self, path: &str, start: u64, end: u64, replace_errors: bool) -> Result<()> {
         let io = |error| Error::Io { source: path.to_owned(), error };
+        if end < start {
+            return Err(Error::Invalid(format!("{path}: invalid byte range {start}..{end}")));
+        }
         let mut file = File::open(path).map_err(io)?;
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        self.add_reader(file.take(end - start), path, start, replace_errors, &mut |_| Ok(()))?;
+        self.stats.documents += u64::from(start == 0);
+        Ok(())
+    }
+
+    /// Streams `file` (the bytes of the file `path` from `offset` on) in blocks.
+    fn add_reader(
+        &mut self,
+        mut file: impl Read,
+        path: &str,
+        offset: u64,
+        replace_errors: bool,
+        progress: &mut dyn FnMut(u64) -> Result<()>,
+    ) -> Result<()> {
+        let io = |error| Error::Io { source: path.to_owned(), error };
         let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
-        let mut consumed: u64 = 0; // file offset of buf[0]
+        let mut consumed: u64 = offset; // file offset of buf[0]
         let mut eof = false;
         let margin = self.specials.max_len();
         while !eof || !buf.is_empty() {
@@ -248,9 +375,8 @@ impl PieceCounter {
             }
             consumed += cut as u64;
             buf.drain(..cut);
-            progress(consumed)?;
+            progress(consumed - offset)?;
         }
-        self.stats.documents += 1;
         Ok(())
     }
 
@@ -272,6 +398,26 @@ impl PieceCounter {
                 Ok(String::from_utf8_lossy(bytes))
             }
         }
+    }
+
+    /// Adds pieces counted elsewhere (e.g. by another process, see `packed`) and their statistics.
+    pub fn add_counts<'a>(
+        &mut self,
+        counts: impl IntoIterator<Item = (&'a [u8], u64)>,
+        stats: CountStats,
+    ) {
+        let map = self.shards[0].get_mut().unwrap_or_else(|e| e.into_inner());
+        for (piece, n) in counts {
+            match map.get_mut(piece) {
+                Some(c) => *c += n,
+                None => {
+                    map.insert(piece.into(), n);
+                }
+            }
+        }
+        self.stats.bytes += stats.bytes;
+        self.stats.documents += stats.documents;
+        self.stats.replaced += stats.replaced;
     }
 
     /// Merges the workers' shards into one map of distinct pieces and their counts.
@@ -324,6 +470,72 @@ mod tests {
         let lines: Vec<&str> = vec![line; 60_000];
         b.add_texts(&lines).unwrap();
         assert_eq!(a.finish(), b.finish());
+    }
+
+    fn temp_file(name: &str, content: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("bytepair-count-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn file_parts_between_cuts_count_what_the_file_does() {
+        let line = "Some text, with\nnumbers 12345 and  spaces\n\n<|x|>tail.\nend\n";
+        let text = line.repeat(5_000); // ~300 KB: several SCAN_BYTES
+        let path = temp_file("parts.txt", text.as_bytes());
+        let mut whole = counter(&["<|x|>"]);
+        whole.add_file(&path, false, &mut |_| Ok(())).unwrap();
+        let (pretok, specials) = (&whole.pretok, &whole.specials);
+        let targets: Vec<u64> = (0..40)
+            .map(|i| i * 7_919)
+            .chain([text.len() as u64 + 5])
+            .collect();
+        let cuts = file_cuts(pretok, specials, &path, &targets).unwrap();
+        for (&t, &c) in targets.iter().zip(&cuts) {
+            assert!(c >= t.min(text.len() as u64));
+            if c > 0 && (c as usize) < text.len() {
+                assert!(is_independent_cut(text.as_bytes(), c as usize));
+                assert!(!specials.straddles(text.as_bytes(), c as usize));
+            }
+        }
+        assert_eq!(cuts[0], 0);
+        assert_eq!(*cuts.last().unwrap(), text.len() as u64);
+        let mut parts = counter(&["<|x|>"]);
+        for w in cuts.windows(2) {
+            parts.add_file_range(&path, w[0], w[1], false).unwrap();
+        }
+        assert_eq!(parts.stats.bytes, whole.stats.bytes);
+        assert_eq!(parts.stats.documents, 1);
+        assert_eq!(parts.finish(), whole.finish());
+    }
+
+    #[test]
+    fn no_cut_far_away_means_the_file_end() {
+        let text = format!("Start.\n{}", "x".repeat(200_000));
+        let path = temp_file("nocut.txt", text.as_bytes());
+        let c = counter(&[]);
+        let cuts = file_cuts(&c.pretok, &c.specials, &path, &[0, 3, 100, 150_000]).unwrap();
+        assert_eq!(cuts, [0, 7, text.len() as u64, text.len() as u64]);
+        let custom = PieceCounter::new(
+            Pretokenizer::new(Some(r"\w+")).unwrap(),
+            SpecialSplitter::new(&[]).unwrap(),
+        );
+        let cuts = file_cuts(&custom.pretok, &custom.specials, &path, &[0, 3]).unwrap();
+        assert_eq!(cuts, [0, text.len() as u64]);
+    }
+
+    #[test]
+    fn range_errors_give_file_offsets() {
+        let mut bytes = b"Good line.\nAnd more.\n".to_vec();
+        bytes.extend_from_slice(b"bad \xff here\n");
+        let path = temp_file("bad.txt", &bytes);
+        let mut c = counter(&[]);
+        match c.add_file_range(&path, 11, bytes.len() as u64, false) {
+            Err(Error::Utf8 { offset, .. }) => assert_eq!(offset, 25),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

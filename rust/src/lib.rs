@@ -2,8 +2,9 @@
 //!
 //! Modules: `pretok` (splitting text into pieces), `count` (parallel, streaming piece counting),
 //! `train` (the incremental merge loop), `encode` (BPE encoding of pieces), `error` (the one
-//! error type), and `py` (the PyO3 bindings, behind the `python` feature; the only file that
-//! knows about Python).
+//! error type), `py` (the PyO3 bindings, behind the `python` feature; the only file that
+//! knows about Python), and `packed` (piece counts as one byte string, to move them between
+//! processes).
 //!
 //! Performance notes
 //! - Training works on distinct pieces, never on the corpus: counting dedups as it goes, with one
@@ -17,6 +18,7 @@
 pub mod count;
 pub mod encode;
 pub mod error;
+pub mod packed;
 pub mod pretok;
 pub mod train;
 

@@ -202,6 +202,47 @@ impl PyPieceCounter {
         PyList::new(py, items)
     }
 
+    /// Counts the bytes `start..end` of a file, cut where `file_cuts` says it can be.
+    #[pyo3(signature = (path, start, end, *, replace_errors=false))]
+    fn add_file_range(
+        &mut self,
+        py: Python<'_>,
+        path: &str,
+        start: u64,
+        end: u64,
+        replace_errors: bool,
+    ) -> PyResult<()> {
+        let counter = self.get()?;
+        py.detach(|| counter.add_file_range(path, start, end, replace_errors))
+            .map_err(to_py)
+    }
+
+    /// The counts and statistics as one compact bytes object (for `add_packed` in another
+    /// process). Consumes the counter.
+    fn take_packed<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let counter = self
+            .inner
+            .take()
+            .ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        let stats = counter.stats;
+        let blob = py.detach(|| {
+            let map = counter.finish();
+            crate::packed::pack(map.iter().map(|(k, &v)| (&**k, v)), stats)
+        });
+        Ok(PyBytes::new(py, &blob))
+    }
+
+    /// Adds the counts and statistics of a `take_packed` bytes object to this counter's.
+    fn add_packed(&mut self, py: Python<'_>, packed: &[u8]) -> PyResult<()> {
+        let counter = self.get()?;
+        py.detach(|| {
+            let (stats, counts) = crate::packed::unpack(packed)?;
+            counter.add_counts(counts, stats);
+            Ok(())
+        })
+        .map_err(to_py)
+    }
+
     /// Learns at most `merges` merges from the counts; consumes the counter. Returns
     /// (merges as (left id, right id), number of distinct pieces).
     #[pyo3(signature = (*, merges, min_frequency, progress=None))]
@@ -250,6 +291,23 @@ fn train_from_counts(
         train(counts.iter().map(|(k, v)| (k.as_slice(), *v)), &opts, &mut |n| p.tick(n as u64, false))
     });
     finish(result, raised)
+}
+
+/// For each target offset, the first offset at or after it where the file can be cut without
+/// changing the counts (the file's size if there is none): see `count::file_cuts`.
+#[pyfunction]
+#[pyo3(signature = (path, pattern, special_tokens, targets))]
+fn file_cuts(
+    py: Python<'_>,
+    path: &str,
+    pattern: Option<&str>,
+    special_tokens: Vec<String>,
+    targets: Vec<u64>,
+) -> PyResult<Vec<u64>> {
+    let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+    let specials = SpecialSplitter::new(&special_tokens).map_err(to_py)?;
+    py.detach(|| crate::count::file_cuts(&pretok, &specials, path, &targets))
+        .map_err(to_py)
 }
 
 /// A tokenizer's encoding machinery: vocabulary, merges, pattern and special tokens.
@@ -390,5 +448,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(split_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(train_from_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(file_cuts, m)?)?;
     Ok(())
 }
