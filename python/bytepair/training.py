@@ -212,7 +212,7 @@ def _check_file(f: _File, strict: bool) -> None:
         try:
             codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=False)
         except UnicodeDecodeError as e:
-            where = " (offset in the decompressed stream)" if f.compression else ""
+            where = " of the decompressed stream" if f.compression else ""
             raise CorpusError(
                 f"{f.path}: not valid UTF-8 at byte offset {e.start}{where} "
                 '(pass errors="replace" to replace bad bytes)'
@@ -319,7 +319,12 @@ class _Counting:
                     pending += _normalize.apply(text[:cut], self.normalize, self.specials).encode("utf-8")
                     text = text[cut:]
             read += len(block)
-            used = counter.add_bytes(pending, last=last, source=f.path, offset=offset, replace_errors=self.replace)
+            try:
+                used = counter.add_bytes(pending, last=last, source=f.path, offset=offset, replace_errors=self.replace)
+            except CorpusError as e:
+                if f.compression is None:
+                    raise
+                raise CorpusError(str(e).replace(" (pass", " of the decompressed stream (pass", 1)) from None
             pending, offset = pending[used:], offset + used
             self.tick(raw.tell())
             if last:
@@ -896,6 +901,13 @@ def train_from_counts(
 # ---------------------------------------------------------------------------- report
 
 
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
 def sources_table(tok_or_training: Tokenizer | Mapping[str, Any]) -> str:
     """The per-source report of a trained tokenizer as a text table: size, weight and share
     after mixing, and the compression reached on each source's text (bytes per token and tokens
@@ -904,14 +916,14 @@ def sources_table(tok_or_training: Tokenizer | Mapping[str, Any]) -> str:
     sources: list[dict[str, Any]] = list(info.get("sources") or [])
     if not sources:
         return "no per-source report (this tokenizer was not trained from sources)"
-    rows = [["source", "files", "MB", "docs", "weight", "share", "bytes/token", "tokens/word"]]
+    rows = [["source", "files", "size", "documents", "weight", "share", "bytes/token", "tokens/word"]]
     fmt: Callable[[object, str], str] = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
     for s in sources:
         rows.append(
             [
                 str(s.get("name")),
-                str(s.get("files", 0)),
-                f"{s.get('bytes', 0) / 1e6:.1f}",
+                f"{s['files']:,}" if s.get("files") else "-",
+                _size(int(s.get("bytes") or 0)),
                 f"{s.get('documents', 0):,}",
                 fmt(s.get("weight"), ".3f"),
                 fmt(s.get("share"), ".1%"),
