@@ -214,7 +214,7 @@ def _cmd_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             sources = [bytepair.Source(paths, name=name, text_field=args.text_field) for name, paths in grouped.items()]
             names = list(grouped)
         else:
-            sources = [bytepair.Source(args.files, text_field=args.text_field, name=", ".join(args.files))]
+            sources = [bytepair.Source(args.files, text_field=args.text_field)]
             names = list(args.files)
         started = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
