@@ -155,6 +155,23 @@ def test_continuing_from_a_prefix_gives_the_rest(docs: list[str], pattern: str |
     assert rest.vocab == full.vocab
 
 
+@given(docs=docs_st, extra=st.integers(0, 40))
+def test_continuing_a_base_with_other_byte_ids(docs: list[str], extra: int) -> None:
+    # Single bytes need not be ids 0..255 (Hugging Face's byte-level vocabularies are not),
+    # and ids may have gaps: new merges still follow every existing id.
+    if not any(docs):
+        return
+    vocab = {i: bytes([255 - i]) for i in range(256)}
+    base = Tokenizer(vocab, [], special_tokens={"<s>": 300})
+    tok = bytepair.train_from_iterator(docs, vocab_size=257 + extra, base=base, min_frequency=1)
+    counts = oracle.count_pieces(docs, regex_of("gpt4"), ["<s>"])
+    expected = oracle.train_counts(dict(counts), extra, 1)
+    assert tok.merges == expected
+    assert sorted(set(tok.vocab) - set(vocab)) == list(range(301, 301 + len(expected)))
+    for doc in docs:
+        assert [tok.token_bytes(i) for i in tok.encode_ordinary(doc)] == oracle_tokens(doc, tok, "gpt4")
+
+
 def test_continued_training_errors() -> None:
     base = bytepair.train_from_iterator(["hello world"] * 5, vocab_size=270, pattern="gpt2")
     with pytest.raises(ValueError, match="smaller than the base tokenizer's vocab size"):

@@ -50,6 +50,8 @@ class Tokenizer:
     ``special_tokens`` is ``{text: id}``, or a list of texts whose ids are found in ``vocab``
     by their bytes or appended after the largest id. ``pattern`` is a preset name
     (``"gpt2"``, ``"gpt4"``, ``"o200k"``), a custom regex, or ``None`` (no splitting).
+    ``normalization`` (``None``, ``"nfc"``, ``"nfkc"``, ``"lowercase"``, or steps joined by
+    ``+``) is applied to text outside special tokens before it is encoded.
 
     >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
     >>> tok.encode("abc")
