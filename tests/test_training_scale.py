@@ -385,3 +385,29 @@ def test_counter_words_statistic() -> None:
     assert s["words"] == 5
     assert s["tokens_per_word"] == pytest.approx(s["tokens"] / 5, rel=1e-3)
     assert Counter(s) == Counter(s)  # a plain dict, JSON-friendly
+
+
+def test_continued_training_cannot_reorder_old_merges() -> None:
+    # The README's example of what continued training cannot fix.
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"er"}
+    base = Tokenizer(vocab, [(b"e", b"r")])
+    docs = ["re rere rerere "] * 50
+    cont = bytepair.train_from_iterator(docs, vocab_size=260, base=base)
+    scratch = bytepair.train_from_iterator(docs, vocab_size=259)
+    assert scratch.merges == [(b"r", b"e"), (b"re", b"re"), (b" ", b"rere")]
+    assert cont.merges[1:] == [(b"r", b"er"), (b" ", b"rer"), (b"r", b"e")]
+    assert (len(scratch.encode(" rere")), len(scratch.encode(" rerere"))) == (1, 2)
+    assert (len(cont.encode(" rere")), len(cont.encode(" rerere"))) == (2, 3)
+
+
+def test_core_counter_train_options() -> None:
+    from bytepair import _core
+
+    counter = _core.PieceCounter(regex_of("gpt4"), [])
+    counter.add_texts(["aaaa bbbb aaaa"])
+    merges, distinct = counter.train(merges=10, min_frequency=1, max_token_length=2)
+    assert distinct == 3
+    assert merges == [(97, 97), (98, 98)]  # " bb", "aaaa" would be longer than 2 bytes
+    base = bytepair.train_from_iterator(["aaaa"] * 3, vocab_size=257)
+    learned = _core.train_from_counts([(b"aaaa", 3)], merges=2, min_frequency=1, base=(base._core, 257))
+    assert learned == [(256, 256)]
