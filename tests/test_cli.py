@@ -582,3 +582,28 @@ def test_width_and_pad() -> None:
     assert width("e\u0301") == 1
     assert pad("日", 4) == "日  "
     assert pad("7", 3, right=True) == "  7"
+
+
+def test_show_describes_normalization_reserved_slots_roles_sources_and_base(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other.txt"
+    other.write_text("lorem ipsum dolor sit amet\n" * 20, encoding="utf-8")
+    mix = tmp_path / "mix.json"
+    code, _, err = run(
+        capsys, "train", "--source", f"a={corpus}", "--source", f"b={other}", "--alpha", "0.5",
+        "--vocab-size", "300", "--reserved-special-tokens", "2", "--role", "eos=<|reserved_0|>",
+        "--normalization", "nfc", "-o", str(mix),
+    )
+    assert code == 0, err
+    code, out, _ = run(capsys, "show", str(mix), "--limit", "1")
+    assert code == 0
+    assert "normalization   nfc" in out
+    assert "reserved slots  2 unclaimed (ids 298-299)" in out
+    assert "roles           eos = '<|reserved_0|>'" in out
+    assert "sources (alpha 0.5):" in out
+    more = tmp_path / "more.json"
+    code, _, err = run(capsys, "train", str(other), "--base", str(mix), "--vocab-size", "310", "-o", str(more))
+    assert code == 0, err
+    code, out, _ = run(capsys, "show", str(more), "--limit", "1")
+    assert "continued from  a base of 300 tokens" in out

@@ -454,6 +454,8 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
         opts.append(f"min frequency {info['min_frequency']}")
     if isinstance(info.get("merges_learned"), int):
         opts.append(f"{info['merges_learned']:,} merges learned")
+    if isinstance(info.get("max_token_length"), int):
+        opts.append(f"max token length {info['max_token_length']} bytes")
     if info.get("stopped_early"):
         opts.append("stopped early (no pair reached the min frequency)")
     seconds = info.get("seconds")
@@ -463,6 +465,11 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
         opts.append(f"bytepair {info['bytepair_version']}")
     if opts:
         lines.append("training        " + ", ".join(opts))
+    base = info.get("base")
+    if isinstance(base, dict) and isinstance(base.get("vocab_size"), int):
+        lines.append(
+            f"continued from  a base of {base['vocab_size']:,} tokens and {base.get('merges', 0):,} merges, kept as they were"
+        )
     return lines
 
 
@@ -502,12 +509,33 @@ def _cmd_show(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     size += f" + {_plural(n_new_specials, 'special token')}"
     lines.append(f"vocab size      {size}")
     lines.append(f"pattern         {_pattern_label(tok)}")
-    if specials:
-        shown = ", ".join(f"{t!r} = {i}" for t, i in sorted(specials.items(), key=lambda kv: kv[1]))
+    if tok.normalization is not None:
+        lines.append(f"normalization   {tok.normalization} (applied before encoding)")
+    reserved = set(tok.reserved_special_tokens)
+    named = {t: i for t, i in specials.items() if t not in reserved}
+    if named:
+        shown = ", ".join(f"{t!r} = {i}" for t, i in sorted(named.items(), key=lambda kv: kv[1]))
         lines.append(f"special tokens  {shown}")
-    else:
+    elif not reserved:
         lines.append("special tokens  none")
+    if reserved:
+        slots = sorted(specials[t] for t in reserved)
+        if len(slots) == 1:
+            span = str(slots[0])
+        elif slots[-1] - slots[0] == len(slots) - 1:
+            span = f"{slots[0]}-{slots[-1]}"
+        else:
+            span = ", ".join(map(str, slots))
+        lines.append(
+            f"reserved slots  {len(slots):,} unclaimed (ids {span}); claim them with Tokenizer.with_special_tokens"
+        )
+    if tok.special_tokens_map:
+        lines.append("roles           " + ", ".join(f"{r} = {t!r}" for r, t in tok.special_tokens_map.items()))
     lines.extend(_training_lines(tok.training))
+    sources = tok.training.get("sources")
+    if isinstance(sources, list) and len(sources) > 1:
+        lines.append("sources (alpha {}):".format(tok.training.get("alpha", 1.0)))
+        lines.extend("  " + line for line in sources_table(tok).splitlines())
     lines.append("")
 
     if merges is not None and not args.tokens:
