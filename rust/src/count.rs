@@ -47,10 +47,7 @@ impl SpecialSplitter {
                     .map_err(|e| Error::Invalid(format!("special tokens: {e}")))?,
             )
         };
-        Ok(SpecialSplitter {
-            specials: specials.to_vec(),
-            automaton,
-        })
+        Ok(SpecialSplitter { specials: specials.to_vec(), automaton })
     }
 
     /// Calls `f` on each stretch of `text` between special tokens (skipping empty ones).
@@ -161,9 +158,7 @@ impl PieceCounter {
         unit_bytes: usize,
         block_bytes: usize,
     ) -> Self {
-        let shards = (0..rayon::current_num_threads().max(1))
-            .map(|_| Mutex::default())
-            .collect();
+        let shards = (0..rayon::current_num_threads().max(1)).map(|_| Mutex::default()).collect();
         PieceCounter {
             pretok,
             specials,
@@ -240,10 +235,7 @@ impl PieceCounter {
         replace_errors: bool,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let io = |error| Error::Io {
-            source: path.to_owned(),
-            error,
-        };
+        let io = |error| Error::Io { source: path.to_owned(), error };
         let mut file = File::open(path).map_err(io)?;
         let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
         let mut consumed: u64 = 0; // file offset of buf[0]
@@ -312,15 +304,12 @@ impl PieceCounter {
     ) -> Result<std::borrow::Cow<'b, str>> {
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(s.into()),
-            Err(e) if !replace_errors => Err(Error::Utf8 {
-                source: path.to_owned(),
-                offset: offset + e.valid_up_to() as u64,
-            }),
+            Err(e) if !replace_errors => {
+                Err(Error::Utf8 { source: path.to_owned(), offset: offset + e.valid_up_to() as u64 })
+            }
             Err(_) => {
-                self.stats.replaced += bytes
-                    .utf8_chunks()
-                    .filter(|c| !c.invalid().is_empty())
-                    .count() as u64;
+                self.stats.replaced +=
+                    bytes.utf8_chunks().filter(|c| !c.invalid().is_empty()).count() as u64;
                 Ok(String::from_utf8_lossy(bytes))
             }
         }

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 
-use crate::count::{cut_before, SpecialSplitter};
 use crate::error::{Error, Result};
+use crate::count::{cut_before, SpecialSplitter};
 use crate::pretok::Pretokenizer;
 
 pub use crate::Rank;
@@ -73,9 +73,7 @@ impl Bpe {
                 return Err(Error::Vocab(format!("token {id} has no bytes")));
             }
             if spans[id as usize].1 != u32::MAX {
-                return Err(Error::Vocab(format!(
-                    "token id {id} appears twice in the vocabulary"
-                )));
+                return Err(Error::Vocab(format!("token id {id} appears twice in the vocabulary")));
             }
             spans[id as usize] = (arena.len() as u32, bytes.len() as u32);
             arena.extend_from_slice(&bytes);
@@ -95,14 +93,7 @@ impl Bpe {
             )));
         }
         let direct = vec![true; spans.len()];
-        Ok(Bpe {
-            encoder,
-            spans,
-            arena,
-            byte_ids,
-            merges: FxHashMap::default(),
-            direct,
-        })
+        Ok(Bpe { encoder, spans, arena, byte_ids, merges: FxHashMap::default(), direct })
     }
 
     /// A vocabulary (id, bytes) and merges as (left id, right id) in priority order. Each merge
@@ -115,9 +106,7 @@ impl Bpe {
             joined.clear();
             for id in [a, b] {
                 let bytes = bpe.token_bytes(id).map_err(|_| {
-                    Error::Vocab(format!(
-                        "merge {i} names token id {id}, which is not in the vocabulary"
-                    ))
+                    Error::Vocab(format!("merge {i} names token id {id}, which is not in the vocabulary"))
                 })?;
                 joined.extend_from_slice(bytes);
             }
@@ -127,10 +116,7 @@ impl Bpe {
                     String::from_utf8_lossy(&joined)
                 )));
             };
-            bpe.merges.entry(key(a, b)).or_insert(Merge {
-                priority: i as u32,
-                result,
-            });
+            bpe.merges.entry(key(a, b)).or_insert(Merge { priority: i as u32, result });
         }
         // A token is emitted by whole-piece lookup only if the merges would produce it anyway.
         let mut direct = vec![false; bpe.spans.len()];
@@ -150,17 +136,10 @@ impl Bpe {
         let mut merges = FxHashMap::default();
         for (bytes, &id) in &bpe.encoder {
             for split in 1..bytes.len() {
-                if let (Some(&l), Some(&r)) = (
-                    bpe.encoder.get(&bytes[..split]),
-                    bpe.encoder.get(&bytes[split..]),
-                ) {
-                    merges.insert(
-                        key(l, r),
-                        Merge {
-                            priority: id,
-                            result: id,
-                        },
-                    );
+                if let (Some(&l), Some(&r)) =
+                    (bpe.encoder.get(&bytes[..split]), bpe.encoder.get(&bytes[split..]))
+                {
+                    merges.insert(key(l, r), Merge { priority: id, result: id });
                 }
             }
         }
@@ -227,31 +206,22 @@ impl Bpe {
         let ids = out;
         // prio[i]: priority of merging ids[start+i] with ids[start+i+1].
         let mut prio: Vec<u32> = (start..ids.len() - 1)
-            .map(|i| {
-                self.merge_of(ids[i], ids[i + 1])
-                    .map_or(u32::MAX, |m| m.priority)
-            })
+            .map(|i| self.merge_of(ids[i], ids[i + 1]).map_or(u32::MAX, |m| m.priority))
             .collect();
         while let Some((i, &p)) = prio.iter().enumerate().min_by_key(|&(i, &p)| (p, i)) {
             if p == u32::MAX {
                 break;
             }
             let at = start + i;
-            let m = self
-                .merge_of(ids[at], ids[at + 1])
-                .expect("priority came from this pair");
+            let m = self.merge_of(ids[at], ids[at + 1]).expect("priority came from this pair");
             ids[at] = m.result;
             ids.remove(at + 1);
             prio.remove(i);
             if i < prio.len() {
-                prio[i] = self
-                    .merge_of(ids[at], ids[at + 1])
-                    .map_or(u32::MAX, |m| m.priority);
+                prio[i] = self.merge_of(ids[at], ids[at + 1]).map_or(u32::MAX, |m| m.priority);
             }
             if i > 0 {
-                prio[i - 1] = self
-                    .merge_of(ids[at - 1], ids[at])
-                    .map_or(u32::MAX, |m| m.priority);
+                prio[i - 1] = self.merge_of(ids[at - 1], ids[at]).map_or(u32::MAX, |m| m.priority);
             }
         }
     }
@@ -273,9 +243,7 @@ impl Bpe {
                 continue;
             }
             let j = next[i];
-            let Some(m) = self.merge_of(tok[i], tok[j]) else {
-                continue;
-            };
+            let Some(m) = self.merge_of(tok[i], tok[j]) else { continue };
             if m.priority != p {
                 continue;
             }
@@ -355,14 +323,7 @@ impl Encoder {
         }
         let texts: Vec<String> = specials.iter().map(|(t, _)| t.clone()).collect();
         let all_specials = SpecialSplitter::new(&texts)?;
-        Ok(Encoder {
-            bpe,
-            pretok,
-            specials,
-            special_by_id,
-            all_specials,
-            matchers: Mutex::default(),
-        })
+        Ok(Encoder { bpe, pretok, specials, special_by_id, all_specials, matchers: Mutex::default() })
     }
 
     pub fn pretokenizer(&self) -> &Pretokenizer {
@@ -414,17 +375,10 @@ impl Encoder {
     /// The first occurrence (leftmost, then longest) of one of the special tokens `among`:
     /// (byte offset, id).
     pub fn find_special(&self, text: &str, among: &[Rank]) -> Result<Option<(usize, Rank)>> {
-        let Some(m) = self.matcher(among)? else {
-            return Ok(None);
-        };
+        let Some(m) = self.matcher(among)? else { return Ok(None) };
         Ok(m.find(text).map(|hit| {
             let t = &text[hit.start()..hit.end()];
-            let id = self
-                .specials
-                .iter()
-                .find(|(s, _)| s == t)
-                .map(|(_, id)| *id)
-                .unwrap_or(0);
+            let id = self.specials.iter().find(|(s, _)| s == t).map(|(_, id)| *id).unwrap_or(0);
             (hit.start(), id)
         }))
     }
@@ -439,8 +393,7 @@ impl Encoder {
 
     /// Encodes text with no special tokens.
     pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        self.pretok
-            .for_each_piece(text, |piece| self.bpe.encode_piece(piece.as_bytes(), out))
+        self.pretok.for_each_piece(text, |piece| self.bpe.encode_piece(piece.as_bytes(), out))
     }
 
     /// Encodes text in which the special tokens `allowed` become their ids.
@@ -452,11 +405,7 @@ impl Encoder {
         for hit in m.find_iter(text) {
             self.encode_ordinary_into(&text[start..hit.start()], out)?;
             let t = &text[hit.start()..hit.end()];
-            let id = self
-                .specials
-                .iter()
-                .find(|(s, _)| s == t)
-                .map(|(_, id)| *id);
+            let id = self.specials.iter().find(|(s, _)| s == t).map(|(_, id)| *id);
             out.push(id.expect("matcher built from these specials"));
             start = hit.end();
         }
@@ -513,9 +462,7 @@ mod tests {
             let n = 1 + (seed % 300) as usize;
             let piece: Vec<u8> = (0..n)
                 .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     [b'a', b'b', b'x'][(seed >> 33) as usize % 3]
                 })
                 .collect();

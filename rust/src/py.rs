@@ -103,9 +103,7 @@ fn split_pieces(py: Python<'_>, text: PyBackedStr, pattern: Option<&str>) -> PyR
     let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
     py.detach(|| {
         let mut out = Vec::new();
-        pretok
-            .for_each_piece(&text, |p| out.push(p.to_owned()))
-            .map(|_| out)
+        pretok.for_each_piece(&text, |p| out.push(p.to_owned())).map(|_| out)
     })
     .map_err(to_py)
 }
@@ -118,11 +116,9 @@ struct PyPieceCounter {
 
 impl PyPieceCounter {
     fn get(&mut self) -> PyResult<&mut PieceCounter> {
-        self.inner.as_mut().ok_or_else(|| {
-            to_py(Error::Invalid(
-                "this counter was already used for training".into(),
-            ))
-        })
+        self.inner
+            .as_mut()
+            .ok_or_else(|| to_py(Error::Invalid("this counter was already used for training".into())))
     }
 }
 
@@ -146,9 +142,7 @@ impl PyPieceCounter {
             unit_bytes.unwrap_or(crate::count::UNIT_BYTES),
             block_bytes.unwrap_or(crate::count::BLOCK_BYTES),
         );
-        Ok(PyPieceCounter {
-            inner: Some(counter),
-        })
+        Ok(PyPieceCounter { inner: Some(counter) })
     }
 
     /// Counts the pieces of each document in `texts` (a list of str).
@@ -233,10 +227,7 @@ impl PyPieceCounter {
 
     /// The distinct pieces and their counts, as a list of (bytes, count). Consumes the counter.
     fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let counter = self
-            .inner
-            .take()
-            .ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        let counter = self.inner.take().ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
         let map = py.detach(|| counter.finish());
         let items: Vec<(Bound<'py, PyBytes>, u64)> =
             map.iter().map(|(k, &v)| (PyBytes::new(py, k), v)).collect();
@@ -486,9 +477,7 @@ struct PyEncoder {
 fn pool(num_threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
     match num_threads {
         None => Ok(None),
-        Some(0) => Err(to_py(Error::Invalid(
-            "num_threads must be at least 1".into(),
-        ))),
+        Some(0) => Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build()
@@ -524,9 +513,7 @@ impl PyEncoder {
     fn encode_ordinary(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
         py.detach(|| {
             let mut out = Vec::with_capacity(text.len() / 4);
-            self.inner
-                .encode_ordinary_into(&text, &mut out)
-                .map(|_| out)
+            self.inner.encode_ordinary_into(&text, &mut out).map(|_| out)
         })
         .map_err(to_py)
     }
@@ -535,9 +522,7 @@ impl PyEncoder {
     fn encode(&self, py: Python<'_>, text: PyBackedStr, allowed: Vec<Rank>) -> PyResult<Vec<Rank>> {
         py.detach(|| {
             let mut out = Vec::with_capacity(text.len() / 4);
-            self.inner
-                .encode_into(&text, &allowed, &mut out)
-                .map(|_| out)
+            self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
         })
         .map_err(to_py)
     }
@@ -570,14 +555,8 @@ impl PyEncoder {
     }
 
     /// (byte offset, id) of the first special token among `among` found in `text`, or None.
-    fn find_special(
-        &self,
-        py: Python<'_>,
-        text: PyBackedStr,
-        among: Vec<Rank>,
-    ) -> PyResult<Option<(usize, Rank)>> {
-        py.detach(|| self.inner.find_special(&text, &among))
-            .map_err(to_py)
+    fn find_special(&self, py: Python<'_>, text: PyBackedStr, among: Vec<Rank>) -> PyResult<Option<(usize, Rank)>> {
+        py.detach(|| self.inner.find_special(&text, &among)).map_err(to_py)
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {

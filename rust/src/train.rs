@@ -98,11 +98,7 @@ impl<C: Count> PairHeap<C> {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && Self::above(&self.data[r], &self.data[l], vocab) {
-                r
-            } else {
-                l
-            };
+            let c = if r < n && Self::above(&self.data[r], &self.data[l], vocab) { r } else { l };
             if !Self::above(&self.data[c], &self.data[i], vocab) {
                 break;
             }
@@ -321,13 +317,7 @@ fn run<C: Count>(
         let current = pair_count.get(&top.pair).copied().unwrap_or_default();
         if current != top.count {
             if current >= min_frequency {
-                heap.push(
-                    Entry {
-                        count: current,
-                        pair: top.pair,
-                    },
-                    &vocab,
-                );
+                heap.push(Entry { count: current, pair: top.pair }, &vocab);
             }
             continue;
         }
@@ -347,16 +337,7 @@ fn run<C: Count>(
                 continue;
             }
             visited[p] = stamp;
-            merge_piece(
-                &mut ps,
-                p,
-                a,
-                b,
-                x,
-                &mut pair_count,
-                &mut where_,
-                &mut new_pairs,
-            );
+            merge_piece(&mut ps, p, a, b, x, &mut pair_count, &mut where_, &mut new_pairs);
         }
         pair_count.remove(&top.pair);
         new_pairs.sort_unstable();
@@ -442,10 +423,8 @@ mod tests {
     /// The textbook algorithm over the same pieces.
     fn naive(pieces: &[(&[u8], u64)], merges: usize, min_frequency: u64) -> Vec<(Rank, Rank)> {
         let mut vocab: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut words: Vec<(Vec<Rank>, u64)> = pieces
-            .iter()
-            .map(|(b, c)| (b.iter().map(|&x| x as Rank).collect(), *c))
-            .collect();
+        let mut words: Vec<(Vec<Rank>, u64)> =
+            pieces.iter().map(|(b, c)| (b.iter().map(|&x| x as Rank).collect(), *c)).collect();
         let mut out = Vec::new();
         while out.len() < merges {
             let mut counts: FxHashMap<(Rank, Rank), u64> = FxHashMap::default();
@@ -647,11 +626,7 @@ mod tests {
             }
             let pieces: Vec<(&[u8], u64)> = uniq.iter().map(|(w, c)| (w.as_slice(), *c)).collect();
             for min_f in [1, 2, 3] {
-                assert_eq!(
-                    fast(&pieces, 60, min_f),
-                    naive(&pieces, 60, min_f),
-                    "round {round}"
-                );
+                assert_eq!(fast(&pieces, 60, min_f), naive(&pieces, 60, min_f), "round {round}");
             }
         }
     }
