@@ -33,6 +33,12 @@ bench:  ## build the benchmark corpus (see bench/README.md) and compare with pee
 	$(PYTHON) bench/bench_train.py
 	$(PYTHON) bench/bench_train.py --small
 
+.PHONY: bench-scale
+bench-scale:  ## 200 MB side by side at vocab 32768/65536, scaling curve 50-200 MB, mixing (long)
+	$(PIP) install -e '.[bench]'
+	$(PYTHON) bench/make_corpus.py --mb 200
+	$(PYTHON) bench/bench_scale.py
+
 .PHONY: lint
 lint:  ## formatting and lints (Rust and Python)
 	cd rust && cargo fmt --check && cargo clippy --all-targets --features python -- -D warnings

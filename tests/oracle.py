@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import regex
+import unicodedata
 
 
 def split_specials(text: str, specials: Sequence[str]) -> list[tuple[str, bool]]:
@@ -62,14 +63,26 @@ def count_pieces(texts: Iterable[str], pattern: str | None, specials: Sequence[s
     return counts
 
 
-def train_counts(counts: dict[bytes, int], n_merges: int, min_frequency: int) -> list[tuple[bytes, bytes]]:
-    words = [([bytes([b]) for b in piece], c) for piece, c in counts.items()]
+def train_counts(
+    counts: dict[bytes, int],
+    n_merges: int,
+    min_frequency: int,
+    *,
+    base_merges: Sequence[tuple[bytes, bytes]] = (),
+    max_token_length: int | None = None,
+) -> list[tuple[bytes, bytes]]:
+    """The textbook loop. With ``base_merges``, each piece starts as its encoding with them
+    (continued training) and only new merges are returned. A pair whose merged bytes would be
+    longer than ``max_token_length`` is never chosen."""
+    ranks = {pair: i for i, pair in enumerate(base_merges)}
+    words = [(encode_piece(piece, ranks), c) for piece, c in counts.items()]
     merges: list[tuple[bytes, bytes]] = []
     while len(merges) < n_merges:
         stats: Counter[tuple[bytes, bytes]] = Counter()
         for word, c in words:
             for pair in zip(word, word[1:]):
-                stats[pair] += c
+                if max_token_length is None or len(pair[0]) + len(pair[1]) <= max_token_length:
+                    stats[pair] += c
         if not stats:
             break
         best = max(stats, key=lambda p: (stats[p], p))
@@ -87,7 +100,42 @@ def train(
     return train_counts(counts, vocab_size - 256 - len(specials), min_frequency)
 
 
+WEIGHT_DENOMINATOR = 1 << 16
+
+
+def mix(per_source: Sequence[Counter[bytes]], sizes: Sequence[int], alpha: float) -> Counter[bytes]:
+    """Temperature mixing: source i's counts times (n_max / n_i) ** (1 - alpha), the weight
+    rounded to a multiple of 1/65536, each scaled count rounded to the nearest integer (halves
+    up); pieces whose scaled count is 0 dropped."""
+    n_max = max(sizes, default=0)
+    total: Counter[bytes] = Counter()
+    for counts, n in zip(per_source, sizes):
+        if alpha == 1 or n == 0:
+            m = WEIGHT_DENOMINATOR
+        else:
+            m = round((n_max / n) ** (1 - alpha) * WEIGHT_DENOMINATOR)
+        for piece, c in counts.items():
+            scaled = (c * m + WEIGHT_DENOMINATOR // 2) // WEIGHT_DENOMINATOR
+            if scaled:
+                total[piece] += scaled
+    return total
+
+
+def normalize(text: str, steps: str | None, specials: Sequence[str] = ()) -> str:
+    """Normalizes each stretch between special tokens; steps joined by '+', applied in order."""
+    if steps is None:
+        return text
+    out = []
+    for stretch, is_special in split_specials(text, specials):
+        if not is_special:
+            for step in steps.split("+"):
+                stretch = stretch.lower() if step == "lowercase" else unicodedata.normalize(step.upper(), stretch)
+        out.append(stretch)
+    return "".join(out)
+
+
 def encode_piece(piece: bytes, ranks: dict[tuple[bytes, bytes], int]) -> list[bytes]:
+    """Per piece: merge the pair learned earliest, leftmost on ties, until none is left."""
     word = [bytes([b]) for b in piece]
     while len(word) > 1:
         pairs = [p for p in zip(word, word[1:]) if p in ranks]

@@ -162,14 +162,79 @@ def test_train_progress_goes_to_stderr(tmp_path: Path, corpus: Path, capsys: pyt
     )
     assert code == 0
     assert out == ""
-    assert "counting" in err and "merging" in err and "encoding" in err
+    assert "counting" in err and "merging" in err
+    assert "encoding" not in err  # compression comes from the counts: no second pass over the files
+
+
+def test_train_sources_alpha_and_the_per_source_table(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    zh = tmp_path / "zh"
+    zh.mkdir()
+    (zh / "a.txt.gz").write_bytes(gzip.compress(("中文的文本，还有更多的中文。\n" * 5).encode()))
+    out = tmp_path / "mix.json"
+    code, _, err = run(
+        capsys, "train", "--source", f"en={corpus}", "--source", f"zh={zh}", "--alpha", "0.3",
+        "--vocab-size", "400", "--no-progress", "-o", str(out),
+    )
+    assert code == 0, err
+    tok = bytepair.load(str(out))
+    names = [s["name"] for s in tok.training["sources"]]
+    assert names == ["en", "zh"]
+    assert tok.training["alpha"] == 0.3
+    assert "2 sources (en, zh)" in err
+    table = bytepair.sources_table(tok)
+    assert table in err
+    assert "bytes/token" in table and "tokens/word" in table
+    same = bytepair.train(
+        [bytepair.Source(corpus, name="en"), bytepair.Source(zh, name="zh")], vocab_size=400, alpha=0.3
+    )
+    assert same.merges == tok.merges
+    code, _, err = run(capsys, "train", str(corpus), "--alpha", "2", "--vocab-size", "300", "-o", str(out))
+    assert_one_line_error(code, err, "alpha must be a number in [0, 1]")
+
+
+def test_train_continue_normalize_reserve_and_roles(
+    tmp_path: Path, corpus: Path, trained: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "more.json"
+    code, _, err = run(
+        capsys, "train", str(corpus), "--base", str(trained), "--vocab-size", "320",
+        "--reserved-special-tokens", "2", "--role", "eos=<|endoftext|>", "--max-token-length", "6",
+        "-o", str(out),
+    )
+    assert code == 0, err
+    base = bytepair.load(str(trained))
+    tok = bytepair.load(str(out))
+    assert tok.merges[: len(base.merges)] == base.merges
+    assert tok.special_tokens["<|endoftext|>"] == base.special_tokens["<|endoftext|>"]
+    assert tok.reserved_special_tokens == ["<|reserved_0|>", "<|reserved_1|>"]
+    assert tok.special_tokens_map == {"eos": "<|endoftext|>"}
+    assert all(len(a + b) <= 6 for a, b in tok.merges[len(base.merges) :])
+    assert "after the base tokenizer's" in err
+    code, _, err = run(
+        capsys, "train", str(corpus), "--base", str(trained), "--vocab-size", "320", "--pattern", "gpt2", "-o", str(out)
+    )
+    assert_one_line_error(code, err, "the base tokenizer splits with the pattern")
+    code, _, err = run(capsys, "train", str(corpus), "--base", str(trained), "--vocab-size", "200", "-o", str(out))
+    assert_one_line_error(code, err, "smaller than the base tokenizer's vocab size")
+    code, _, err = run(
+        capsys, "train", str(corpus), "--normalization", "nfkc+lowercase", "--vocab-size", "300", "-o", str(out)
+    )
+    assert code == 0, err
+    assert bytepair.load(str(out)).normalization == "nfkc+lowercase"
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--vocab-size", "300"], "FILES"),
-        (["--sample", "CORPUS", "--vocab-size", "300"], "not both"),
+        (["--sample", "CORPUS", "--vocab-size", "300"], "not several"),
+        (["--source", "a=CORPUS", "CORPUS", "--vocab-size", "300"], "not several"),
+        (["--source", "CORPUS", "--vocab-size", "300"], "expected NAME=PATH"),
+        (["CORPUS", "--vocab-size", "300", "--role", "eos"], "expected ROLE=TOKEN"),
         (["CORPUS"], "--vocab-size is required"),
         (["CORPUS", "--vocab-size", "300", "--errors", "lenient"], "invalid choice"),
     ],
@@ -193,15 +258,16 @@ def test_train_errors(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixtur
     assert_one_line_error(code, err, "too small", "256")
     code, _, err = run(capsys, "train", str(corpus), "--vocab-size", "300", "--pattern", "(", "-o", out)
     assert_one_line_error(code, err, "(")
-    code, _, err = run(capsys, "train", str(tmp_path), "--vocab-size", "300", "-o", out)
-    assert_one_line_error(code, err, "is a directory")
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(capsys, "train", str(tmp_path / "empty"), "--vocab-size", "300", "-o", out)
+    assert_one_line_error(code, err, "is a directory with no files")
     bad = tmp_path / "latin1.txt"
     bad.write_bytes(b"caf\xe9 " * 10)
     code, _, err = run(capsys, "train", str(bad), "--vocab-size", "300", "-o", out)
     assert_one_line_error(code, err)
     code, _, err = run(capsys, "train", str(bad), "--vocab-size", "300", "--errors", "replace", "-o", out)
     assert code == 0, err
-    assert "not UTF-8 replaced" in err
+    assert "bad UTF-8 sequences replaced by U+FFFD" in err
     assert not (tmp_path / "nowhere").exists()
     code, _, err = run(capsys, "train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "nowhere" / "t.json"))
     assert_one_line_error(code, err, "does not exist")
@@ -516,3 +582,28 @@ def test_width_and_pad() -> None:
     assert width("e\u0301") == 1
     assert pad("日", 4) == "日  "
     assert pad("7", 3, right=True) == "  7"
+
+
+def test_show_describes_normalization_reserved_slots_roles_sources_and_base(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other.txt"
+    other.write_text("lorem ipsum dolor sit amet\n" * 20, encoding="utf-8")
+    mix = tmp_path / "mix.json"
+    code, _, err = run(
+        capsys, "train", "--source", f"a={corpus}", "--source", f"b={other}", "--alpha", "0.5",
+        "--vocab-size", "300", "--reserved-special-tokens", "2", "--role", "eos=<|reserved_0|>",
+        "--normalization", "nfc", "-o", str(mix),
+    )
+    assert code == 0, err
+    code, out, _ = run(capsys, "show", str(mix), "--limit", "1")
+    assert code == 0
+    assert "normalization   nfc" in out
+    assert "reserved slots  2 unclaimed (ids 298-299)" in out
+    assert "roles           eos = '<|reserved_0|>'" in out
+    assert "sources (alpha 0.5):" in out
+    more = tmp_path / "more.json"
+    code, _, err = run(capsys, "train", str(other), "--base", str(mix), "--vocab-size", "310", "-o", str(more))
+    assert code == 0, err
+    code, out, _ = run(capsys, "show", str(more), "--limit", "1")
+    assert "continued from  a base of 300 tokens" in out

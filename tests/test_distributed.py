@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair.training import Source
 from bytepair import _core
 from bytepair.errors import BytepairError, BytepairWarning, CorpusError
 from bytepair.patterns import resolve
@@ -188,12 +189,15 @@ def test_worker_errors_reach_the_caller_as_local_errors(
         assert str(remote).startswith(f"{bad}: not valid UTF-8 at byte offset 45000")
 
 
-def test_empty_input_warns_like_local(client: Any) -> None:
+def test_empty_input_warns_like_local(client: Any, tmp_path: Path) -> None:
+    empty = write(tmp_path / "empty.txt", "")
     with pytest.warns(BytepairWarning, match="empty"):
-        local = bytepair.train([], vocab_size=300)
+        local = bytepair.train(empty, vocab_size=300)
     with pytest.warns(BytepairWarning, match="empty"):
-        dask = bytepair.train([], vocab_size=300, backend="dask", client=client)
+        dask = bytepair.train(empty, vocab_size=300, backend="dask", client=client)
     same_training(local, dask)
+    with pytest.raises(BytepairError, match="at least one source"):
+        bytepair.train([], vocab_size=300, backend="dask", client=client)
 
 
 def test_progress_bar(client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,8 +216,12 @@ def test_argument_errors(client: Any, tmp_path: Path) -> None:
         bytepair.train(path, vocab_size=300, backend="dask", client="tcp://localhost:8786")
     with pytest.raises(BytepairError, match="too small"):  # options are checked before any work
         bytepair.train(path, vocab_size=10, backend="dask", client=client)
-    with pytest.raises(TypeError, match="paths must be"):
+    with pytest.raises(TypeError, match="takes paths or Source objects"):
         bytepair.train([1], vocab_size=300, backend="dask", client=client)
+    with pytest.raises(BytepairError, match="one source of files"):
+        bytepair.train([Source(path, name="a"), Source(path, name="b")], vocab_size=300, backend="dask", client=client)
+    with pytest.raises(BytepairError, match="does not normalize"):
+        bytepair.train(path, vocab_size=300, normalization="nfc", backend="dask", client=client)
 
 
 def test_no_client_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -240,3 +248,12 @@ def test_workers_must_run_the_same_version(client: Any, monkeypatch: pytest.Monk
 def test_import_bytepair_does_not_import_dask() -> None:
     code = "import sys, bytepair; sys.exit(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_compressed_files_are_refused_on_dask(client: Any, tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "a.txt.gz"
+    path.write_bytes(gzip.compress(b"hello hello"))
+    with pytest.raises(BytepairError, match="plain text files only"):
+        bytepair.train(str(path), vocab_size=300, backend="dask", client=client)

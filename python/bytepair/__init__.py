@@ -24,7 +24,7 @@ from bytepair.errors import (
 from bytepair.formats.tiktoken import load_tiktoken
 from bytepair.patterns import PATTERNS
 from bytepair.tokenizer import StreamDecoder, Tokenizer
-from bytepair.training import train, train_from_iterator
+from bytepair.training import Source, sources_table, train, train_from_counts, train_from_iterator
 
 try:
     __version__ = version("bytepair")
@@ -45,6 +45,7 @@ __all__ = [
     "DisallowedSpecialTokenError",
     "FormatError",
     "PatternError",
+    "Source",
     "StreamDecoder",
     "Tokenizer",
     "UnknownTokenError",
@@ -55,6 +56,8 @@ __all__ = [
     "list_encoding_names",
     "load",
     "load_tiktoken",
+    "sources_table",
     "train",
+    "train_from_counts",
     "train_from_iterator",
 ]

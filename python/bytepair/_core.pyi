@@ -5,12 +5,30 @@ from typing import final
 
 from typing_extensions import Self
 
-__all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_from_counts"]
+__all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
-def train_from_counts(counts: list[tuple[bytes, int]], *, merges: int, min_frequency: int) -> list[tuple[int, int]]: ...
+def train_from_counts(
+    counts: list[tuple[bytes, int]],
+    *,
+    merges: int,
+    min_frequency: int,
+    max_token_length: int | None = None,
+    base: tuple[Encoder, int] | None = None,
+) -> list[tuple[int, int]]: ...
 def file_cuts(path: str, pattern: str | None, special_tokens: list[str], targets: list[int]) -> list[int]: ...
+def train_counters(
+    counters: list[PieceCounter],
+    weights: list[int],
+    *,
+    denominator: int,
+    merges: int,
+    min_frequency: int,
+    max_token_length: int | None = None,
+    base: tuple[Encoder, int] | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> tuple[list[tuple[int, int]], int, list[tuple[int, int]]]: ...
 
 @final
 class PieceCounter:
@@ -21,6 +39,12 @@ class PieceCounter:
     def add_file(
         self, path: str, *, replace_errors: bool = False, progress: Callable[[int], object] | None = None
     ) -> None: ...
+    def add_bytes(
+        self, data: bytes, *, last: bool, source: str, offset: int, replace_errors: bool = False
+    ) -> int: ...
+    def end_document(self) -> None: ...
+    @property
+    def words(self) -> int: ...
     @property
     def bytes_counted(self) -> int: ...
     @property
@@ -32,7 +56,13 @@ class PieceCounter:
     def take_packed(self) -> bytes: ...
     def add_packed(self, packed: bytes) -> None: ...
     def train(
-        self, *, merges: int, min_frequency: int, progress: Callable[[int], object] | None = None
+        self,
+        *,
+        merges: int,
+        min_frequency: int,
+        progress: Callable[[int], object] | None = None,
+        max_token_length: int | None = None,
+        base: tuple[Encoder, int] | None = None,
     ) -> tuple[list[tuple[int, int]], int]: ...
 
 @final

@@ -5,8 +5,10 @@
       "version": 1,
       "model": "bpe",                      # "bpe": vocab + merges; "ranks": tiktoken's model
       "pattern": {"preset": "gpt4", "regex": "..."},   # regex null: no splitting
-      "normalization": null,
+      "normalization": null,               # or "nfc", "nfkc+lowercase", ... (see _normalize.py)
       "special_tokens": {"<|endoftext|>": 50256},
+      "reserved_special_tokens": [50257],  # ids of reserved slots not yet claimed (optional)
+      "special_tokens_map": {"eos": "<|endoftext|>"},  # roles (optional)
       "vocab": [[0, "AA=="], [1, "AQ=="], ...],       # [id, base64 of the token's bytes]
       "merges": [[97, 98], ...],                      # [left id, right id], in priority order
       "training": {...},                              # options, input sizes, bytepair version
@@ -26,6 +28,7 @@ import os
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._normalize import canonical
 from bytepair.errors import BytepairError, FormatError
 from bytepair.tokenizer import Tokenizer
 
@@ -42,8 +45,10 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
         "version": VERSION,
         "model": "bpe" if tok._merges is not None else "ranks",
         "pattern": {"preset": tok.pattern_name, "regex": tok.pattern},
-        "normalization": None,
+        "normalization": tok.normalization,
         "special_tokens": tok.special_tokens,
+        "reserved_special_tokens": sorted(tok._reserved),
+        "special_tokens_map": tok.special_tokens_map,
         "vocab": [[i, base64.b64encode(vocab[i]).decode("ascii")] for i in sorted(vocab)],
     }
     if tok._merges is not None:
@@ -89,12 +94,24 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
     if regex is not None and not isinstance(regex, str):
         raise FormatError(f"{where}: pattern.regex must be a string or null")
     normalization = doc.get("normalization")
-    if normalization not in (None, "none"):
-        raise FormatError(f"{where}: normalization {normalization!r} is not supported by this bytepair")
+    try:
+        normalization = canonical(normalization)
+    except (BytepairError, TypeError):
+        raise FormatError(f"{where}: normalization {normalization!r} is not supported by this bytepair") from None
     specials = _need(doc, "special_tokens", dict, where)
     for text, i in specials.items():
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise FormatError(f"{where}: special_tokens[{text!r}] must be a non-negative int, got {i!r}")
+    reserved = doc.get("reserved_special_tokens") or []
+    if not isinstance(reserved, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in reserved):
+        raise FormatError(f"{where}: 'reserved_special_tokens' must be a list of ids")
+    if set(reserved) - set(specials.values()):
+        bad = sorted(set(reserved) - set(specials.values()))[0]
+        raise FormatError(f"{where}: reserved_special_tokens names the id {bad}, which is not a special token")
+    roles = doc.get("special_tokens_map") or {}
+    if not isinstance(roles, dict) or not all(isinstance(v, str) for v in roles.values()):
+        raise FormatError(f"{where}: 'special_tokens_map' must map roles to special-token texts")
+
     vocab: dict[int, bytes] = {}
     for n, entry in enumerate(_need(doc, "vocab", list, where)):
         if (
@@ -119,7 +136,8 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
     try:
         if model == "ranks":
             return Tokenizer._from_ranks(
-                {b: i for i, b in vocab.items()}, special_tokens=specials, pattern=regex, training=training
+                {b: i for i, b in vocab.items()}, special_tokens=specials, pattern=regex, training=training,
+                normalization=normalization, reserved=reserved, roles=roles,
             )
         merge_ids: list[tuple[int, int]] = []
         for n, m in enumerate(_need(doc, "merges", list, where)):
@@ -133,7 +151,9 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
                 raise FormatError(f"{where}: merges[{n}] names the token id {bad}, which is not in the vocab")
             merge_ids.append((a, b))
         merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
-        return Tokenizer._from_merges(vocab, merges, merge_ids, dict(specials), regex, training)
+        return Tokenizer._from_merges(
+            vocab, merges, merge_ids, dict(specials), regex, training, normalization=normalization, reserved=reserved, roles=roles
+        )
     except FormatError:
         raise
     except BytepairError as e:

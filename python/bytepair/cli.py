@@ -25,9 +25,9 @@ from typing import Any, BinaryIO, NoReturn, TextIO
 
 import bytepair
 from bytepair._display import pad, token_repr, width
-from bytepair._progress import Progress, wanted
 from bytepair.errors import BytepairError, DisallowedSpecialTokenError, UnknownTokenError, VocabError
 from bytepair.tokenizer import Tokenizer
+from bytepair.training import sources_table
 
 __all__ = ["main"]
 
@@ -37,6 +37,9 @@ SAMPLE_VOCAB_SIZE = 1000
 _BLOCK = 1 << 20  # bytes read at a time when streaming input
 _TOKEN_COLUMNS = 32  # widest token shown by `show` before it is cut with "…"
 _TOK_HELP = "tokenizer file (from `bytepair train`), or a pretrained encoding: gpt2, cl100k_base, o200k_base (required)"
+
+
+_UNSET_PATTERN = object()  # --pattern not given: gpt4, or the base tokenizer's
 
 
 class CommandError(Exception):
@@ -167,121 +170,96 @@ def _check_output(path: str) -> None:
         raise CommandError(f"cannot write {path}: the directory {directory} is not writable")
 
 
-def _count_tokens(tok: Tokenizer, files: Sequence[str], errors: str, show_progress: bool) -> tuple[int, int]:
-    """``(bytes, tokens)`` of the files encoded with ``tok``, streamed so memory stays bounded.
-
-    Special-token text in the files is counted as the special token (one token each).
-    """
-    total = sum(os.path.getsize(f) for f in files)
-    bar = Progress("encoding", total=total, unit="bytes") if show_progress else None
-    done = 0
-    tokens = 0
-
-    def blocks(path: str) -> Iterator[str]:
-        nonlocal done
-        # newline="" keeps "\r\n" as it is, as training saw it.
-        with open(path, encoding="utf-8", errors=errors, newline="") as f:
-            while True:
-                text = f.read(_BLOCK)
-                if not text:
-                    return
-                done += len(text)  # characters: close enough for a progress bar
-                if bar:
-                    bar.update(min(done, total))
-                yield text
-
-    try:
-        for path in files:
-            if tok.pattern_name is not None:
-                # The presets let encode_iterable cut safely: the count is exactly len(encode(text)).
-                tokens += sum(1 for _ in tok.encode_iterable(blocks(path), allowed_special="all"))
-            else:
-                # A custom pattern (or none) would make encode_iterable hold the whole file;
-                # encode blocks of whole lines instead (pieces that span two blocks are split).
-                tokens += sum(len(ids) for ids in _encode_line_blocks(tok, blocks(path)))
-    finally:
-        if bar:
-            bar.update(total)
-            bar.close()
-    return total, tokens
+def _source_arg(value: str) -> tuple[str, str]:
+    name, sep, path = value.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH (a file, glob or directory), got {value!r}")
+    return name, path
 
 
-def _encode_line_blocks(tok: Tokenizer, texts: Iterable[str]) -> Iterator[list[int]]:
-    carry = ""
-    batch: list[str] = []
-    for text in texts:
-        text = carry + text
-        cut = text.rfind("\n") + 1
-        if cut == 0:
-            carry = text
-            if len(carry) < 16 * _BLOCK:
-                continue
-            cut = len(text)  # one very long line: cut it anyway
-        batch.append(text[:cut])
-        carry = text[cut:]
-        if len(batch) >= 8:
-            yield from tok.encode_batch(batch, allowed_special="all")
-            batch = []
-    if carry:
-        batch.append(carry)
-    if batch:
-        yield from tok.encode_batch(batch, allowed_special="all")
+def _role_arg(value: str) -> tuple[str, str]:
+    role, sep, token = value.partition("=")
+    if not sep or not role or not token:
+        raise argparse.ArgumentTypeError(f"expected ROLE=TOKEN, e.g. eos='<|endoftext|>', got {value!r}")
+    return role, token
 
 
 def _cmd_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if args.sample and args.files:
-        parser.error("give training FILES or --sample, not both")
-    if not args.sample and not args.files:
-        parser.error("give the training FILES (or --sample to train on the bundled Shakespeare sample)")
+    given = sum(bool(x) for x in (args.sample, args.files, args.source))
+    if given > 1:
+        parser.error("give training FILES, --source NAME=PATH options or --sample, not several of them")
+    if not given:
+        parser.error("give the training FILES (or --source NAME=PATH, or --sample to train on the bundled Shakespeare sample)")
     if args.vocab_size is None:
         if not args.sample:
             parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
         args.vocab_size = SAMPLE_VOCAB_SIZE
     _check_output(args.output)
+    options: dict[str, Any] = {}
+    if args.base is not None:
+        options["base"] = _load(args.base)
+    if args.pattern is not _UNSET_PATTERN:
+        options["pattern"] = args.pattern
+    if args.normalization is not None:
+        options["normalization"] = args.normalization
 
     with contextlib.ExitStack() as stack:
-        files = [_sample_path(stack)] if args.sample else list(args.files)
-        for f in files:
-            if os.path.isdir(f):
-                raise CommandError(f"{f} is a directory; pass the files in it (e.g. {os.path.join(f, '*.txt')})")
+        if args.sample:
+            sources: Any = [_sample_path(stack)]
+            names = sources
+        elif args.source:
+            grouped: dict[str, list[str]] = {}
+            for name, path in args.source:
+                grouped.setdefault(name, []).append(path)
+            sources = [bytepair.Source(paths, name=name, text_field=args.text_field) for name, paths in grouped.items()]
+            names = list(grouped)
+        else:
+            sources = [bytepair.Source(args.files, text_field=args.text_field)]
+            names = list(args.files)
         started = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             tok = bytepair.train(
-                files,
+                sources,
                 vocab_size=args.vocab_size,
-                pattern=args.pattern,
                 special_tokens=args.special,
+                reserved_special_tokens=args.reserved_special_tokens,
                 min_frequency=args.min_frequency,
+                max_token_length=args.max_token_length,
+                alpha=args.alpha,
                 errors=args.errors,
                 progress=args.progress,
+                **options,
             )
         trained = time.perf_counter() - started
         for w in caught:
             _warn(str(w.message))
+        if args.role:
+            tok = tok.with_special_tokens(roles=dict(args.role))
         tok.save(args.output)
-        stats = None if args.no_stats else _count_tokens(tok, files, args.errors, wanted(args.progress))
 
-    _print_summary(tok, args, files, trained, stats)
+    _print_summary(tok, args, names, trained)
     return 0
 
 
-def _print_summary(
-    tok: Tokenizer, args: argparse.Namespace, files: Sequence[str], trained: float, stats: tuple[int, int] | None
-) -> None:
+def _print_summary(tok: Tokenizer, args: argparse.Namespace, names: Sequence[str], trained: float) -> None:
     info = tok.training
     inputs: dict[str, Any] = info.get("input", {})
     seconds: dict[str, float] = info.get("seconds", {})
     learned: int = info.get("merges_learned", len(tok.merges))
-    wanted_merges = args.vocab_size - 256 - len(args.special)
+    base = info.get("base")
+    n_before = base["merges"] if base else 0
     n_special = len(tok.special_tokens)
+    wanted_merges = learned + (args.vocab_size - tok.vocab_size)
     err = sys.stderr
     if args.sample:
         source = f"the sample {SAMPLE}"
-    elif len(files) <= 3:
-        source = ", ".join(files)
+    elif args.source:
+        source = f"{_plural(len(names), 'source')} ({', '.join(names)})"
+    elif len(names) <= 3:
+        source = ", ".join(names)
     else:
-        source = f"{files[0]} and {len(files) - 1:,} more files"
+        source = f"{names[0]} and {len(names) - 1:,} more"
     timing = ", ".join(f"{k} {_seconds(v)}" for k, v in seconds.items())
     print(f"trained on {source} in {_seconds(trained)}" + (f" ({timing})" if timing else ""), file=err)
     n_bytes = inputs.get("bytes")
@@ -291,30 +269,46 @@ def _print_summary(
         if docs is not None:
             line += f", {_plural(docs, 'document')}"
         if inputs.get("replaced_bytes"):
-            line += f", {_plural(inputs['replaced_bytes'], 'byte')} that were not UTF-8 replaced by U+FFFD"
+            line += f", {_plural(inputs['replaced_bytes'], 'bad UTF-8 sequence')} replaced by U+FFFD"
         print(line, file=err)
     if "distinct_pieces" in info:
         print(f"  distinct pieces  {info['distinct_pieces']:,}", file=err)
     print(
         f"  merges           {learned:,} learned"
-        + (f" of {wanted_merges:,} wanted" if learned < wanted_merges else ""),
+        + (f" of {wanted_merges:,} wanted" if learned < wanted_merges else "")
+        + (f", after the base tokenizer's {n_before:,}" if base else ""),
         file=err,
     )
-    print(
-        f"  vocab size       {tok.vocab_size:,} = 256 bytes + {_plural(learned, 'merge')}"
-        f" + {_plural(n_special, 'special token')}",
-        file=err,
-    )
-    if stats is not None:
-        n_bytes, n_tokens = stats
-        if n_tokens:
+    if base:
+        print(
+            f"  vocab size       {tok.vocab_size:,} = the base's {base['vocab_size']:,} + {_plural(learned, 'merge')}"
+            f" + {_plural(tok.vocab_size - base['vocab_size'] - learned, 'new special token')}",
+            file=err,
+        )
+    else:
+        print(
+            f"  vocab size       {tok.vocab_size:,} = 256 bytes + {_plural(learned, 'merge')}"
+            f" + {_plural(n_special, 'special token')}",
+            file=err,
+        )
+    sources: list[dict[str, Any]] = info.get("sources") or []
+    if not args.no_stats:
+        text_bytes = sum(int(s.get("text_bytes") or 0) for s in sources)
+        tokens = sum(int(s.get("tokens") or 0) for s in sources)
+        words = sum(int(s.get("words") or 0) for s in sources)
+        if tokens:
+            per_word = f", {tokens / words:.2f} tokens/word" if words else ""
             print(
-                f"  compression      {n_bytes / n_tokens:.2f} bytes/token on the training data"
-                f" ({n_bytes:,} bytes -> {n_tokens:,} tokens)",
+                f"  compression      {text_bytes / tokens:.2f} bytes/token on the training data"
+                f" ({text_bytes:,} bytes -> {tokens:,} tokens){per_word}",
                 file=err,
             )
         else:
             print("  compression      n/a (the training data is empty)", file=err)
+        if len(sources) > 1:
+            print("", file=err)
+            print(sources_table(tok), file=err)
+            print("", file=err)
     if info.get("stopped_early", learned < wanted_merges):
         print(
             f"note: training stopped early: after {_plural(learned, 'merge')} no pair of tokens occurs "
@@ -460,6 +454,8 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
         opts.append(f"min frequency {info['min_frequency']}")
     if isinstance(info.get("merges_learned"), int):
         opts.append(f"{info['merges_learned']:,} merges learned")
+    if isinstance(info.get("max_token_length"), int):
+        opts.append(f"max token length {info['max_token_length']} bytes")
     if info.get("stopped_early"):
         opts.append("stopped early (no pair reached the min frequency)")
     seconds = info.get("seconds")
@@ -469,6 +465,11 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
         opts.append(f"bytepair {info['bytepair_version']}")
     if opts:
         lines.append("training        " + ", ".join(opts))
+    base = info.get("base")
+    if isinstance(base, dict) and isinstance(base.get("vocab_size"), int):
+        lines.append(
+            f"continued from  a base of {base['vocab_size']:,} tokens and {base.get('merges', 0):,} merges, kept as they were"
+        )
     return lines
 
 
@@ -508,12 +509,33 @@ def _cmd_show(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     size += f" + {_plural(n_new_specials, 'special token')}"
     lines.append(f"vocab size      {size}")
     lines.append(f"pattern         {_pattern_label(tok)}")
-    if specials:
-        shown = ", ".join(f"{t!r} = {i}" for t, i in sorted(specials.items(), key=lambda kv: kv[1]))
+    if tok.normalization is not None:
+        lines.append(f"normalization   {tok.normalization} (applied before encoding)")
+    reserved = set(tok.reserved_special_tokens)
+    named = {t: i for t, i in specials.items() if t not in reserved}
+    if named:
+        shown = ", ".join(f"{t!r} = {i}" for t, i in sorted(named.items(), key=lambda kv: kv[1]))
         lines.append(f"special tokens  {shown}")
-    else:
+    elif not reserved:
         lines.append("special tokens  none")
+    if reserved:
+        slots = sorted(specials[t] for t in reserved)
+        if len(slots) == 1:
+            span = str(slots[0])
+        elif slots[-1] - slots[0] == len(slots) - 1:
+            span = f"{slots[0]}-{slots[-1]}"
+        else:
+            span = ", ".join(map(str, slots))
+        lines.append(
+            f"reserved slots  {len(slots):,} unclaimed (ids {span}); claim them with Tokenizer.with_special_tokens"
+        )
+    if tok.special_tokens_map:
+        lines.append("roles           " + ", ".join(f"{r} = {t!r}" for r, t in tok.special_tokens_map.items()))
     lines.extend(_training_lines(tok.training))
+    sources = tok.training.get("sources")
+    if isinstance(sources, list) and len(sources) > 1:
+        lines.append("sources (alpha {}):".format(tok.training.get("alpha", 1.0)))
+        lines.extend("  " + line for line in sources_table(tok).splitlines())
     lines.append("")
 
     if merges is not None and not args.tokens:
@@ -587,19 +609,44 @@ Run `{PROG} COMMAND --help` for the options of each command.""",
         formatter_class=_Formatter,
         help="train a tokenizer on text files",
         description="""\
-Train a byte-level BPE tokenizer on UTF-8 text files and write it to one JSON file.
+Train a byte-level BPE tokenizer and write it to one JSON file.
 
-Files are streamed, never held in memory whole. Progress bars go to stderr (by
-default only when stderr is a terminal), then a summary: time, distinct pieces,
-merges learned and the compression reached on the training data (bytes per
-token; this encodes the files once more, --no-stats skips it).""",
+Input: files, globs or directories of UTF-8 text (.txt and other text, .jsonl
+with one document per line; either may be .gz or .zst compressed), as one
+source (FILE...) or as named sources mixed by --alpha (--source NAME=PATH...).
+Files are streamed, never held in memory whole, and checked before counting
+starts. Progress bars go to stderr (by default only when stderr is a
+terminal), then a summary: time, distinct pieces, merges learned and the
+compression reached on the training data, per source when there are several.""",
         epilog=f"""\
 examples:
   {PROG} train corpus.txt --vocab-size 32000 -o tok.json
-  {PROG} train data/*.txt --vocab-size 50257 --pattern gpt2 --special '<|endoftext|>' -o gpt2ish.json
+  {PROG} train 'data/**/*.jsonl.gz' --vocab-size 50257 --pattern gpt2 --special '<|endoftext|>' -o gpt2ish.json
+  {PROG} train --source en='en/*.txt' --source zh='zh/*.txt' --alpha 0.3 --vocab-size 65536 -o mix.json
+  {PROG} train more.txt --base tok.json --vocab-size 40000 -o tok2.json   # continue training
   {PROG} train --sample --vocab-size 1000 -o shakespeare.json   # the bundled Shakespeare sample""",
     )
-    train.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files to train on")
+    train.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="text to train on: files, globs or directories (.txt, .jsonl, optionally .gz/.zst); one source",
+    )
+    train.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        type=_source_arg,
+        metavar="NAME=PATH",
+        help="a named source (a file, glob or directory); repeat for more, and the same NAME to add paths to it",
+    )
+    train.add_argument(
+        "--alpha",
+        type=float,
+        default=1.0,
+        metavar="A",
+        help="mixing of sources: each contributes in proportion to its size**A (1 = raw sizes, default; 0 = equal)",
+    )
     train.add_argument(
         "--sample",
         action="store_true",
@@ -615,11 +662,21 @@ examples:
         help="tokens in the vocabulary: 256 bytes + merges + special tokens (required, except with --sample)",
     )
     train.add_argument(
+        "--base",
+        metavar="TOK",
+        help="continue training this tokenizer file: its ids and merges stay, new merges follow",
+    )
+    train.add_argument(
         "--pattern",
         type=_pattern_arg,
-        default="gpt4",
+        default=_UNSET_PATTERN,
         metavar="P",
-        help="split pattern: gpt2, gpt4 (default), o200k, none (no splitting) or a custom regex",
+        help="split pattern: gpt2, gpt4 (default, or the base's), o200k, none (no splitting) or a custom regex",
+    )
+    train.add_argument(
+        "--normalization",
+        metavar="N",
+        help="nfc, nfkc, lowercase, or steps joined by + (e.g. nfkc+lowercase); applied again at encode time",
     )
     train.add_argument(
         "--special",
@@ -629,11 +686,39 @@ examples:
         help="a special token, e.g. '<|endoftext|>' (repeat for more); its text in the files separates documents",
     )
     train.add_argument(
+        "--reserved-special-tokens",
+        type=_positive,
+        default=0,
+        metavar="N",
+        help="reserve N special-token slots <|reserved_0|>... to claim later without changing any id",
+    )
+    train.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        type=_role_arg,
+        metavar="ROLE=TOK",
+        help="give a special token a role kept in the file: bos, eos, pad, unk, sep, cls, mask (e.g. eos='<|endoftext|>')",
+    )
+    train.add_argument(
         "--min-frequency",
         type=int,
         default=2,
         metavar="F",
         help="stop early when no pair occurs at least F times (default 2)",
+    )
+    train.add_argument(
+        "--max-token-length",
+        type=int,
+        default=None,
+        metavar="B",
+        help="never learn a token longer than B bytes",
+    )
+    train.add_argument(
+        "--text-field",
+        default="text",
+        metavar="F",
+        help="the field of each .jsonl line that holds the text (default: text)",
     )
     train.add_argument(
         "--errors",
@@ -650,7 +735,7 @@ examples:
     train.add_argument(
         "--no-stats",
         action="store_true",
-        help="skip measuring the compression (saves one pass over the files)",
+        help="do not print the compression (it is measured from the counts, without another pass)",
     )
     train.set_defaults(run=_cmd_train, subparser=train)
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import AbstractSet, Any, Literal
 
-from bytepair import _core
+from bytepair import _core, _normalize
 from bytepair.errors import BytepairError, DisallowedSpecialTokenError, VocabError
 from bytepair.patterns import resolve
 
@@ -22,6 +22,14 @@ SpecialSet = AbstractSet[str] | Literal["all"]
 DisallowedSet = Collection[str] | Literal["all"]
 
 _STREAM_CHUNK = 1 << 16
+
+#: Roles a special token can play (Hugging Face's ``special_tokens_map`` names, without ``_token``).
+ROLES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
+
+
+def reserved_name(i: int) -> str:
+    """The text of reserved slot ``i``: ``<|reserved_i|>``."""
+    return f"<|reserved_{i}|>"
 
 
 def _repair_surrogates(text: str) -> str:
@@ -42,6 +50,8 @@ class Tokenizer:
     ``special_tokens`` is ``{text: id}``, or a list of texts whose ids are found in ``vocab``
     by their bytes or appended after the largest id. ``pattern`` is a preset name
     (``"gpt2"``, ``"gpt4"``, ``"o200k"``), a custom regex, or ``None`` (no splitting).
+    ``normalization`` (``None``, ``"nfc"``, ``"nfkc"``, ``"lowercase"``, or steps joined by
+    ``+``) is applied to text outside special tokens before it is encoded.
 
     >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
     >>> tok.encode("abc")
@@ -78,6 +88,7 @@ class Tokenizer:
                 raise VocabError(f"merge {n} names {e.args[0]!r}, which is not in the vocabulary") from None
         specials = self._resolve_specials(special_tokens, by_bytes, vocab)
         self._init(vocab, list(merges), merge_ids, specials, pattern, normalization, training)
+        self._check_roles(self._roles)
 
     @staticmethod
     def _resolve_specials(
@@ -116,9 +127,11 @@ class Tokenizer:
         pattern: str | None,
         normalization: str | None,
         training: Mapping[str, Any] | None,
+        reserved: Collection[int] = (),
+        roles: Mapping[str, str] | None = None,
     ) -> None:
-        if normalization not in (None, "none"):
-            raise BytepairError(f"normalization {normalization!r} is not supported yet; use None")
+        self._normalization = _normalize.canonical(normalization)
+        self._normalize = _normalize.function(self._normalization)
         self._pattern_name, self._pattern = resolve(pattern)
         self._vocab = vocab
         self._merges = merges
@@ -128,6 +141,19 @@ class Tokenizer:
             sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1])
         )
         self._special_set = frozenset(specials)
+        by_id = {i: t for t, i in specials.items()}
+        for i in reserved:
+            if i not in by_id:
+                raise VocabError(f"reserved slot {i} is not a special token id")
+        self._reserved = frozenset(reserved)
+        self._roles: dict[str, str] = dict(roles or {})
+
+    def _check_roles(self, roles: Mapping[str, str]) -> None:
+        for role, text in roles.items():
+            if role not in ROLES:
+                raise VocabError(f"unknown special-token role {role!r}; roles are {', '.join(ROLES)}")
+            if text not in self._special_tokens:
+                raise VocabError(f"the {role} token {text!r} is not a special token of this tokenizer")
 
     @classmethod
     def _from_merges(
@@ -138,10 +164,15 @@ class Tokenizer:
         special_tokens: dict[str, int],
         pattern: str | None,
         training: Mapping[str, Any] | None = None,
+        *,
+        normalization: str | None = None,
+        reserved: Collection[int] = (),
+        roles: Mapping[str, str] | None = None,
     ) -> Tokenizer:
         """Builds from already consistent parts (the trainer's and the file loader's way in)."""
         self = cls.__new__(cls)
-        self._init(vocab, merges, merge_ids, special_tokens, pattern, None, training)
+        self._init(vocab, merges, merge_ids, special_tokens, pattern, normalization, training, reserved, roles)
+        self._check_roles(self._roles)
         return self
 
     @classmethod
@@ -152,12 +183,16 @@ class Tokenizer:
         special_tokens: Mapping[str, int],
         pattern: str | None,
         training: Mapping[str, Any] | None = None,
+        normalization: str | None = None,
+        reserved: Collection[int] = (),
+        roles: Mapping[str, str] | None = None,
     ) -> Tokenizer:
         """tiktoken's model: the rank of a token is its id, and a pair merges into the token its
         bytes make, lowest rank first."""
         self = cls.__new__(cls)
         vocab = {r: b for b, r in ranks.items()}
-        self._init(vocab, None, None, dict(special_tokens), pattern, None, training)
+        self._init(vocab, None, None, dict(special_tokens), pattern, normalization, training, reserved, roles)
+        self._check_roles(self._roles)
         return self
 
     # ------------------------------------------------------------------ properties
@@ -200,6 +235,90 @@ class Tokenizer:
     def pattern_name(self) -> str | None:
         """The preset name of the pattern, or ``None`` for a custom pattern or no pattern."""
         return self._pattern_name
+
+    @property
+    def normalization(self) -> str | None:
+        """How text is normalized before it is encoded (``"nfc"``, ``"nfkc+lowercase"``, ...), or ``None``."""
+        return self._normalization
+
+    @property
+    def special_tokens_map(self) -> dict[str, str]:
+        """The roles of special tokens, ``{"bos": "<s>", "eos": "</s>", ...}`` (a copy)."""
+        return dict(self._roles)
+
+    @property
+    def reserved_special_tokens(self) -> list[str]:
+        """The reserved slots not yet claimed (``<|reserved_0|>``, ...), in id order."""
+        return [t for t, i in sorted(self._special_tokens.items(), key=lambda kv: kv[1]) if i in self._reserved]
+
+    def with_special_tokens(
+        self, tokens: Mapping[str, int] | Sequence[str] = (), *, roles: Mapping[str, str] | None = None
+    ) -> Tokenizer:
+        """A copy of this tokenizer with more special tokens (and roles); no other id changes.
+
+        ``tokens`` is a list of texts, each of which claims the first free reserved slot
+        (``<|reserved_k|>``, lowest id first) or, when none is left, the id after the largest;
+        or ``{text: id}``, where ``id`` is a reserved slot to claim or an id no token uses. A
+        text that is already a special token keeps its id. ``roles`` names special tokens by
+        role, ``{"bos": "<s>", "eos": "</s>", "pad": "<pad>", "unk": "<unk>"}`` (also
+        ``sep``, ``cls``, ``mask``); they are kept in the file (:attr:`special_tokens_map`).
+        """
+        if isinstance(tokens, str):
+            raise TypeError("tokens must be a list of texts or a mapping {text: id}, not a str")
+        specials = dict(self._special_tokens)
+        reserved = set(self._reserved)
+        by_id = {i: t for t, i in specials.items()}
+
+        def claim(text: str, i: int) -> None:
+            if i in reserved:
+                del specials[by_id[i]]
+                reserved.discard(i)
+            specials[text] = i
+            by_id[i] = text
+
+        items = list(tokens.items()) if isinstance(tokens, Mapping) else [(t, None) for t in tokens]
+        for text, want in items:
+            if not isinstance(text, str) or not text:
+                raise TypeError(f"special token texts must be non-empty str, got {text!r}")
+            if text in specials and specials[text] not in reserved:
+                if want is not None and specials[text] != want:
+                    raise VocabError(f"{text!r} is already the special token {specials[text]}, not {want}")
+                continue
+            if want is None:
+                free = sorted(reserved)
+                if free:
+                    claim(text, free[0])
+                else:
+                    ids = list(self._vocab) + list(specials.values())
+                    claim(text, max(ids, default=-1) + 1)
+                continue
+            if not isinstance(want, int) or isinstance(want, bool) or not 0 <= want < 2**32:
+                raise VocabError(f"special token {text!r} has the id {want!r}; ids are ints in [0, 2**32)")
+            if want in self._vocab:
+                raise VocabError(f"id {want} is the ordinary token {self._vocab[want]!r}; pick a reserved slot or a free id")
+            if want in by_id and want not in reserved:
+                raise VocabError(f"id {want} is already the special token {by_id[want]!r}")
+            claim(text, want)
+        new_roles = dict(self._roles)
+        for role, text in (roles or {}).items():
+            new_roles[role] = text
+        new_roles = {r: t for r, t in new_roles.items() if t in specials or r in (roles or {})}
+        out = type(self).__new__(type(self))
+        out._init(
+            self._vocab,
+            self._merges,
+            None if self._merges is None else _merge_ids(self._vocab, self._merges),
+            specials,
+            self._pattern,
+            self._normalization,
+            self._training,
+            reserved,
+            new_roles,
+        )
+        out._pattern_name = self._pattern_name
+        out._name = self._name
+        out._check_roles(new_roles)
+        return out
 
     @property
     def training(self) -> dict[str, Any]:
@@ -246,6 +365,12 @@ class Tokenizer:
                 token=found,
             )
 
+    def _norm(self, text: str) -> str:
+        """Normalizes text outside special tokens (no-op without a normalization)."""
+        if self._normalize is None:
+            return text
+        return _normalize.apply(text, self._normalize, self._special_set)
+
     def _encode_core(self, text: str, allowed: list[int]) -> list[int]:
         try:
             return self._core.encode(text, allowed)
@@ -268,6 +393,7 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, not {type(text).__name__}")
+        text = self._norm(text)
         self._check_disallowed(text, allowed_special, disallowed_special)
         return self._encode_core(text, self._allowed_ids(allowed_special))
 
@@ -275,6 +401,8 @@ class Tokenizer:
         """Encodes ``text`` treating special-token text as ordinary text."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
+        if self._normalize is not None:
+            text = self._normalize(text)
         try:
             return self._core.encode_ordinary(text)
         except UnicodeEncodeError:
@@ -297,6 +425,8 @@ class Tokenizer:
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch() texts[{i}] is {type(t).__name__}, not str")
+            if self._normalize is not None:
+                texts[i] = t = self._norm(t)
             self._check_disallowed(t, allowed_special, disallowed_special)
         allowed = self._allowed_ids(allowed_special)
         try:
@@ -319,6 +449,8 @@ class Tokenizer:
         patterns; with a custom pattern or no pattern the text is only encoded at the end.
         """
         allowed = self._allowed_ids(allowed_special)
+        if self._normalize is not None:
+            texts = _normalize.stream(_checked_chunks(texts), self._normalize, self._special_set)
         buf = ""
         for chunk in texts:
             if not isinstance(chunk, str):
@@ -381,6 +513,18 @@ class Tokenizer:
         from bytepair._fileformat import load
 
         return load(path)
+
+
+def _checked_chunks(texts: Iterable[str]) -> Iterator[str]:
+    for chunk in texts:
+        if not isinstance(chunk, str):
+            raise TypeError(f"encode_iterable() yields {type(chunk).__name__}, not str")
+        yield chunk
+
+
+def _merge_ids(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[int, int]]:
+    ids = {b: i for i, b in vocab.items()}
+    return [(ids[a], ids[b]) for a, b in merges]
 
 
 def _core_unknown(id: int) -> Exception:

@@ -5,29 +5,69 @@ follows the number of distinct pieces, not the corpus size); the merge loop then
 merges incrementally. The result is exactly what the textbook algorithm gives
 (``tests/oracle.py``): most frequent pair first, ties to the lexicographically greatest
 ``(bytes, bytes)``, stopping at ``vocab_size`` or when no pair reaches ``min_frequency``.
+
+Sources. A source is files (paths, globs, directories; ``.txt`` or any other text,
+``.jsonl`` with a text field, each optionally ``.gz`` or ``.zst`` compressed) or an iterable
+of ``str`` documents. Plain uncompressed text goes straight to the Rust reader; compressed
+files, JSON lines and normalized text are read in Python and handed over in blocks cut where
+the split pattern cuts anyway, so the counts are the same as for the whole text.
+
+Mixing. With several sources and ``alpha`` < 1, source i (of n_i bytes) contributes in
+proportion to n_i^alpha / sum_j n_j^alpha instead of n_i / sum_j n_j: its piece counts are
+multiplied by the weight w_i = (n_max / n_i)^(1 - alpha) (the largest source keeps weight 1,
+and w_i is proportional to the issue's (n_i^alpha / sum n^alpha) / (n_i / sum n)). To keep
+counts integers, w_i is rounded to a multiple of 1/65536 (``mixing_multipliers``) and each
+scaled count is rounded to the nearest integer, halves up:
+``(count * m_i + 32768) // 65536`` with ``m_i = round(w_i * 65536)``.
 """
 
 from __future__ import annotations
 
-import functools
+import codecs
+import enum
+import glob
+import gzip
+import io
+import json
 import os
 import time
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import Any
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
 
-from bytepair import _core
+from bytepair import _core, _normalize
 from bytepair._progress import Progress, wanted
 from bytepair.errors import BytepairError, BytepairWarning, CorpusError
 from bytepair.patterns import resolve
-from bytepair.tokenizer import Tokenizer, _repair_surrogates
+from bytepair.tokenizer import Tokenizer, _repair_surrogates, reserved_name
 
-__all__ = ["train", "train_from_iterator"]
+__all__ = [
+    "WEIGHT_DENOMINATOR",
+    "Source",
+    "mixing_multipliers",
+    "sources_table",
+    "train",
+    "train_from_counts",
+    "train_from_iterator",
+]
 
 PathLike = str | os.PathLike[str]
 
 _BATCH_BYTES = 8 << 20
 _BATCH_DOCS = 4096
+_READ_BYTES = 8 << 20  # block size for files read in Python
+_HEAD_BYTES = 1 << 16  # checked for UTF-8 before counting starts
+WEIGHT_DENOMINATOR = 1 << 16
+_GLOB_CHARS = frozenset("*?[")
+
+
+class _Unset(enum.Enum):
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 def _version() -> str:
@@ -36,121 +76,602 @@ def _version() -> str:
     return __version__
 
 
-def _check_options(vocab_size: int, special_tokens: Sequence[str], min_frequency: int, pattern: str | None) -> None:
-    if isinstance(special_tokens, str):
-        raise TypeError("special_tokens must be a list of str, not a str")
-    for s in special_tokens:
-        if not isinstance(s, str) or not s:
-            raise BytepairError(f"special tokens must be non-empty str, got {s!r}")
-    if len(set(special_tokens)) != len(special_tokens):
-        raise BytepairError("special_tokens has duplicates")
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
-    minimum = 256 + len(special_tokens)
-    if vocab_size < minimum:
-        raise BytepairError(
-            f"vocab_size={vocab_size} is too small: the minimum is {minimum} "
-            f"(256 single bytes + {len(special_tokens)} special tokens)"
-        )
-    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 1:
-        raise BytepairError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
-    resolve(pattern)
+# ---------------------------------------------------------------------------- sources
 
 
-def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
-    if isinstance(paths, (str, os.PathLike)):
-        items = [paths]
-    else:
-        items = list(paths)
-    out = []
-    for p in items:
-        if not isinstance(p, (str, os.PathLike)):
-            raise TypeError(f"paths must be str or os.PathLike, got {type(p).__name__}")
-        path = os.fspath(p)
-        if os.path.isdir(path):
-            raise CorpusError(f"{path} is a directory; pass the files in it")
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"{path}: no such file")
-        if not os.access(path, os.R_OK):
-            raise PermissionError(f"{path}: not readable")
-        out.append(path)
+class Source:
+    """One training source: files, or an iterable of ``str`` documents.
+
+    ``Source("data/zh/*.txt", name="zh")``: ``paths`` is a path, a glob (``**`` recurses), a
+    directory (every file under it that is not hidden, recursively), or a list of those. Files
+    are plain text (each file is one document), ``.jsonl`` / ``.ndjson`` (each line a JSON
+    object whose ``text_field`` is one document), either optionally compressed as ``.gz`` or
+    ``.zst`` (``pip install bytepair[zstd]``).
+
+    ``Source(texts=dataset["text"], name="wiki")``: any iterable of ``str`` documents (a list,
+    a generator, a Hugging Face ``datasets`` column); it is iterated once.
+    """
+
+    def __init__(
+        self,
+        paths: PathLike | Iterable[PathLike] | None = None,
+        *,
+        texts: Iterable[str] | None = None,
+        name: str | None = None,
+        text_field: str = "text",
+    ) -> None:
+        if (paths is None) == (texts is None):
+            raise TypeError("Source() takes paths or texts=..., exactly one of them")
+        if texts is not None and isinstance(texts, (str, bytes)):
+            raise TypeError("Source(texts=...) takes an iterable of str documents, not a single str")
+        if not isinstance(text_field, str) or not text_field:
+            raise TypeError(f"text_field must be a non-empty str, got {text_field!r}")
+        if paths is not None:
+            items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+            for p in items:
+                if not isinstance(p, (str, os.PathLike)):
+                    raise TypeError(f"paths must be str or os.PathLike, got {type(p).__name__}")
+            self.paths: list[str] | None = [os.fspath(p) for p in items]
+            default = self.paths[0] if len(self.paths) == 1 else f"{len(self.paths)} paths"
+        else:
+            self.paths = None
+            default = "texts"
+        self.texts = texts
+        self.name = name if name is not None else default
+        self.text_field = text_field
+
+    def __repr__(self) -> str:
+        what = f"texts={type(self.texts).__name__}" if self.paths is None else repr(self.paths)
+        return f"Source({what}, name={self.name!r})"
+
+
+@dataclass
+class _File:
+    path: str
+    size: int
+    compression: str | None  # None, "gz", "zst"
+    jsonl: bool
+
+
+def _kind(path: str) -> tuple[str | None, bool]:
+    name = os.path.basename(path).lower()
+    compression = None
+    for ext in ("gz", "zst"):
+        if name.endswith("." + ext):
+            compression, name = ext, name[: -len(ext) - 1]
+    return compression, name.endswith((".jsonl", ".ndjson"))
+
+
+def _expand(spec: str) -> list[str]:
+    """The files a path, glob or directory names (sorted), or an error naming it."""
+    if os.path.isdir(spec):
+        found = []
+        for root, dirs, files in os.walk(spec):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            found += [os.path.join(root, f) for f in sorted(files) if not f.startswith(".")]
+        if not found:
+            raise CorpusError(f"{spec} is a directory with no files in it")
+        return found
+    if os.path.exists(spec) or not _GLOB_CHARS & set(spec):
+        if not os.path.exists(spec):
+            raise FileNotFoundError(f"{spec}: no such file")
+        return [spec]
+    out: list[str] = []
+    for hit in sorted(glob.glob(spec, recursive=True)):
+        out += _expand(hit) if os.path.isdir(hit) else [hit]
+    if not out:
+        raise FileNotFoundError(f"{spec}: no file matches this pattern")
     return out
 
 
-def _finish(
-    counter: _core.PieceCounter,
+def _open_stream(f: _File, raw: IO[bytes]) -> IO[bytes]:
+    """The decompressed byte stream of an open file."""
+    if f.compression == "gz":
+        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), buffer_size=1 << 20)
+    if f.compression == "zst":
+        zstandard = _zstandard(f.path)
+        reader: IO[bytes] = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw), buffer_size=1 << 20)
+        return reader
+    return raw
+
+
+def _zstandard(path: str) -> Any:
+    try:
+        import zstandard  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise BytepairError(
+            f"{path} is zstd-compressed; reading it needs the zstandard package: pip install 'bytepair[zstd]'"
+        ) from None
+    return zstandard
+
+
+_DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+def _decompress_error(f: _File, e: BaseException) -> CorpusError:
+    return CorpusError(f"{f.path}: cannot decompress ({f.compression}): {e}")
+
+
+def _check_file(f: _File, strict: bool) -> None:
+    """Fails now, not hours into counting, for a file that cannot be read or whose start is
+    not UTF-8 (the rest is checked as it is read)."""
+    if not os.path.isfile(f.path):
+        raise CorpusError(f"{f.path} is not a regular file")
+    if not os.access(f.path, os.R_OK):
+        raise PermissionError(f"{f.path}: not readable")
+    if f.compression == "zst":
+        _zstandard(f.path)
+    with open(f.path, "rb") as raw:
+        try:
+            head = _open_stream(f, raw).read(_HEAD_BYTES)
+        except _DECOMPRESS_ERRORS as e:
+            raise _decompress_error(f, e) from None
+        except Exception as e:  # zstandard.ZstdError and friends
+            raise _decompress_error(f, e) from None
+    if strict:
+        try:
+            codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=False)
+        except UnicodeDecodeError as e:
+            where = " of the decompressed stream" if f.compression else ""
+            raise CorpusError(
+                f"{f.path}: not valid UTF-8 at byte offset {e.start}{where} "
+                '(pass errors="replace" to replace bad bytes)'
+            ) from None
+
+
+def _resolve(source: Source, strict: bool) -> list[_File]:
+    files = []
+    for spec in source.paths or []:
+        for path in _expand(spec):
+            compression, jsonl = _kind(path)
+            files.append(_File(path, os.path.getsize(path), compression, jsonl))
+    for f in files:
+        _check_file(f, strict)
+    return files
+
+
+class _Replaced:
+    """A UTF-8 error handler that replaces like "replace" and counts the replacements."""
+
+    count = 0
+
+    @classmethod
+    def handler(cls, e: UnicodeError) -> tuple[str, int]:
+        if not isinstance(e, UnicodeDecodeError):  # pragma: no cover
+            raise e
+        cls.count += 1
+        return "\ufffd", e.end
+
+
+codecs.register_error("bytepair.replace", _Replaced.handler)
+
+
+class _Counting:
+    """Feeds sources to counters, with one progress bar over every file's (on-disk) bytes."""
+
+    def __init__(
+        self,
+        *,
+        replace: bool,
+        normalize: _normalize.Normalizer | None,
+        specials: Sequence[str],
+        bar: Progress | None,
+    ) -> None:
+        self.replace = replace
+        self.normalize = normalize
+        self.specials = specials
+        self.bar = bar
+        self.done = 0  # on-disk bytes of the files finished
+        self.replaced_in_python = 0
+
+    def tick(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.done + n)
+
+    def file(self, counter: _core.PieceCounter, f: _File, text_field: str) -> None:
+        if f.compression is None and not f.jsonl and self.normalize is None:
+            counter.add_file(f.path, replace_errors=self.replace, progress=self.tick if self.bar else None)
+        else:
+            with open(f.path, "rb") as raw:
+                stream = _open_stream(f, raw)
+                try:
+                    if f.jsonl:
+                        self._jsonl(counter, f, stream, raw, text_field)
+                    else:
+                        self._text(counter, f, stream, raw)
+                except _DECOMPRESS_ERRORS as e:
+                    raise _decompress_error(f, e) from None
+        self.done += f.size
+        self.tick(0)
+
+    def _decoder(self) -> codecs.IncrementalDecoder:
+        return codecs.getincrementaldecoder("utf-8")("bytepair.replace" if self.replace else "strict")
+
+    def _utf8_error(self, f: _File, offset: int) -> CorpusError:
+        where = " of the decompressed stream" if f.compression else ""
+        return CorpusError(
+            f"{f.path}: not valid UTF-8 at byte offset {offset}{where} (pass errors=\"replace\" to replace bad bytes)"
+        )
+
+    def _text(self, counter: _core.PieceCounter, f: _File, stream: IO[bytes], raw: IO[bytes]) -> None:
+        """One document read in blocks; Rust decodes it unless it must be normalized first."""
+        pending = b""  # bytes not yet counted (Rust waits for a place to cut)
+        offset = 0  # stream offset of pending[0]
+        decoder = self._decoder() if self.normalize is not None else None
+        text = ""  # decoded, not yet normalized
+        read = 0
+        while True:
+            block = stream.read(_READ_BYTES)
+            last = not block
+            if decoder is None:
+                pending += block
+            else:
+                held = len(decoder.getstate()[0])
+                before = _Replaced.count
+                try:
+                    text += decoder.decode(block, final=last)
+                except UnicodeDecodeError as e:
+                    raise self._utf8_error(f, read - held + e.start) from None
+                self.replaced_in_python += _Replaced.count - before
+                cut = len(text) if last else _normalize.safe_cut(text, self.specials)
+                if cut:
+                    assert self.normalize is not None
+                    pending += _normalize.apply(text[:cut], self.normalize, self.specials).encode("utf-8")
+                    text = text[cut:]
+            read += len(block)
+            try:
+                used = counter.add_bytes(pending, last=last, source=f.path, offset=offset, replace_errors=self.replace)
+            except CorpusError as e:
+                if f.compression is None:
+                    raise
+                raise CorpusError(str(e).replace(" (pass", " of the decompressed stream (pass", 1)) from None
+            pending, offset = pending[used:], offset + used
+            self.tick(raw.tell())
+            if last:
+                break
+        counter.end_document()
+
+    def _jsonl(
+        self, counter: _core.PieceCounter, f: _File, stream: IO[bytes], raw: IO[bytes], field: str
+    ) -> None:
+        errors = "bytepair.replace" if self.replace else "strict"
+        offset = 0
+        batch = _Batch(counter, self.normalize, self.specials)
+        for lineno, line in enumerate(stream, 1):
+            before = _Replaced.count
+            try:
+                text = line.decode("utf-8", errors)
+            except UnicodeDecodeError as e:
+                raise self._utf8_error(f, offset + e.start) from None
+            self.replaced_in_python += _Replaced.count - before
+            offset += len(line)
+            if not text.strip():
+                continue
+            try:
+                doc = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise CorpusError(f"{f.path}: line {lineno} is not valid JSON: {e.msg}") from None
+            if not isinstance(doc, dict) or field not in doc:
+                raise CorpusError(f"{f.path}: line {lineno} has no {field!r} field (choose it with text_field=)")
+            value = doc[field]
+            if not isinstance(value, str):
+                raise CorpusError(f"{f.path}: line {lineno}: {field!r} is {type(value).__name__}, not a string")
+            if batch.add(value):
+                self.tick(raw.tell())
+        batch.flush()
+
+    def texts(self, counter: _core.PieceCounter, texts: Iterable[str]) -> None:
+        batch = _Batch(counter, self.normalize, self.specials)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"document {i} is {type(text).__name__}, not str")
+            if batch.add(text) and self.bar is not None:
+                self.tick(counter.bytes_counted)
+        batch.flush()
+
+
+class _Batch:
+    """Documents handed to the counter in batches of a few MB."""
+
+    def __init__(
+        self, counter: _core.PieceCounter, normalize: _normalize.Normalizer | None, specials: Sequence[str]
+    ) -> None:
+        self.counter = counter
+        self.normalize = normalize
+        self.specials = specials
+        self.docs: list[str] = []
+        self.size = 0
+
+    def add(self, text: str) -> bool:
+        """Adds a document; True when the batch was just counted."""
+        if self.normalize is not None:
+            text = _normalize.apply(text, self.normalize, self.specials)
+        self.docs.append(text)
+        self.size += len(text)
+        if self.size >= _BATCH_BYTES or len(self.docs) >= _BATCH_DOCS:
+            self.flush()
+            return True
+        return False
+
+    def flush(self) -> None:
+        if not self.docs:
+            return
+        try:
+            self.counter.add_texts(self.docs)
+        except UnicodeEncodeError:
+            self.counter.add_texts([_repair_surrogates(t) for t in self.docs])
+        self.docs = []
+        self.size = 0
+
+
+# ---------------------------------------------------------------------------- options
+
+
+def mixing_multipliers(sizes: Sequence[int], alpha: float) -> list[int]:
+    """Each source's count multiplier, in units of 1/``WEIGHT_DENOMINATOR``:
+    ``round((n_max / n_i) ** (1 - alpha) * 65536)``; 65536 (weight 1) for an empty source and
+    for every source when ``alpha == 1``."""
+    n_max = max(sizes, default=0)
+    out = []
+    for n in sizes:
+        if alpha == 1 or n == 0:
+            out.append(WEIGHT_DENOMINATOR)
+        else:
+            out.append(round((n_max / n) ** (1 - alpha) * WEIGHT_DENOMINATOR))
+    return out
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < minimum:
+        raise BytepairError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def _check_specials(special_tokens: Sequence[str]) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of str, not a str")
+    specials = list(special_tokens)
+    for s in specials:
+        if not isinstance(s, str) or not s:
+            raise BytepairError(f"special tokens must be non-empty str, got {s!r}")
+    if len(set(specials)) != len(specials):
+        raise BytepairError("special_tokens has duplicates")
+    return specials
+
+
+@dataclass
+class _Plan:
+    """The options checked and resolved: what to train and how ids are laid out."""
+
+    regex: str | None
+    normalization: str | None
+    min_frequency: int
+    max_token_length: int | None
+    merges: int  # wanted
+    vocab: dict[int, bytes]  # starting vocabulary
+    merges_before: list[tuple[bytes, bytes]]
+    merge_ids_before: list[tuple[int, int]]
+    first_id: int  # of the first new merge
+    specials_before: dict[str, int]
+    reserved_before: list[int]
+    roles: dict[str, str]
+    new_specials: list[str]  # after the new merges, in order (reserved slots last)
+    n_reserved: int
+    base: Tokenizer | None
+
+    @property
+    def all_specials(self) -> list[str]:
+        return list(self.specials_before) + self.new_specials
+
+    def core_base(self) -> tuple[_core.Encoder, int] | None:
+        return None if self.base is None else (self.base._core, self.first_id)
+
+
+def _plan(
     *,
     vocab_size: int,
-    pattern: str | None,
+    pattern: str | None | _Unset,
     special_tokens: Sequence[str],
+    reserved_special_tokens: int,
     min_frequency: int,
-    progress: bool,
-    started: float,
-    inputs: dict[str, Any],
-) -> Tokenizer:
-    n_bytes, n_docs, n_replaced = counter.bytes_counted, counter.documents, counter.replaced_bytes
-    if n_bytes == 0:
-        warnings.warn(
-            "the training corpus is empty: the tokenizer has only the 256 byte tokens",
-            BytepairWarning,
-            stacklevel=3,
+    max_token_length: int | None,
+    normalization: str | None | _Unset,
+    base: Tokenizer | None,
+) -> _Plan:
+    specials = _check_specials(special_tokens)
+    _check_int("vocab_size", vocab_size, 0)
+    _check_int("min_frequency", min_frequency, 1)
+    _check_int("reserved_special_tokens", reserved_special_tokens, 0)
+    if max_token_length is not None:
+        _check_int("max_token_length", max_token_length, 1)
+    reserved_names = [reserved_name(i) for i in range(reserved_special_tokens)]
+    if base is None:
+        regex = resolve("gpt4" if isinstance(pattern, _Unset) else pattern)[1]
+        norm = _normalize.canonical(None if isinstance(normalization, _Unset) else normalization)
+        clash = set(specials) & set(reserved_names)
+        if clash:
+            raise BytepairError(f"special token {sorted(clash)[0]!r} is also the name of a reserved slot")
+        minimum = 256 + len(specials) + reserved_special_tokens
+        if vocab_size < minimum:
+            raise BytepairError(
+                f"vocab_size={vocab_size} is too small: the minimum is {minimum} (256 single bytes + "
+                f"{len(specials)} special tokens + {reserved_special_tokens} reserved slots)"
+                if reserved_special_tokens
+                else f"vocab_size={vocab_size} is too small: the minimum is {minimum} "
+                f"(256 single bytes + {len(specials)} special tokens)"
+            )
+        return _Plan(
+            regex, norm, min_frequency, max_token_length, vocab_size - minimum,
+            {i: bytes([i]) for i in range(256)}, [], [], 256, {}, [], {},
+            specials + reserved_names, reserved_special_tokens, None,
         )
-    wanted_merges = vocab_size - 256 - len(special_tokens)
-    bar = Progress("merging ", total=wanted_merges, unit="merges") if progress else None
-    counted = time.perf_counter()
-    merge_ids, distinct = counter.train(
-        merges=wanted_merges, min_frequency=min_frequency, progress=bar.update if bar else None
+    if not isinstance(base, Tokenizer):
+        raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
+    if base._merges is None:
+        raise BytepairError(
+            "the base tokenizer is defined by token ranks (a tiktoken encoding), not by a merge list; "
+            "continued training needs a merge list"
+        )
+    regex = base.pattern
+    if not isinstance(pattern, _Unset) and resolve(pattern)[1] != base.pattern:
+        raise BytepairError(
+            f"the base tokenizer splits with the pattern {base.pattern_name or base.pattern!r}, but pattern="
+            f"{pattern!r} was asked for; continued training keeps the base's pattern (leave pattern out)"
+        )
+    norm = base.normalization
+    if not isinstance(normalization, _Unset) and _normalize.canonical(normalization) != norm:
+        raise BytepairError(
+            f"the base tokenizer's normalization is {norm!r}, but normalization={normalization!r} was asked for; "
+            "continued training keeps the base's normalization (leave normalization out)"
+        )
+    specials_before = base.special_tokens
+    new = [s for s in specials + reserved_names if s not in specials_before]
+    if vocab_size < base.vocab_size:
+        raise BytepairError(
+            f"vocab_size={vocab_size} is smaller than the base tokenizer's vocab size {base.vocab_size}; "
+            "continued training only adds tokens"
+        )
+    minimum = base.vocab_size + len(new)
+    if vocab_size < minimum:
+        raise BytepairError(
+            f"vocab_size={vocab_size} is too small: the minimum is {minimum} "
+            f"(the base's {base.vocab_size} + {len(new)} new special tokens)"
+        )
+    ids = list(base._vocab) + list(specials_before.values())
+    first_id = max(ids) + 1
+    assert base._merges is not None
+    from bytepair.tokenizer import _merge_ids
+
+    return _Plan(
+        regex, norm, min_frequency, max_token_length, vocab_size - minimum,
+        dict(base._vocab), list(base._merges), _merge_ids(base._vocab, base._merges), first_id,
+        specials_before, sorted(base._reserved), base.special_tokens_map,
+        new, sum(1 for s in new if s in reserved_names), base,
     )
-    if bar:
-        bar.close()
-    vocab = {i: bytes([i]) for i in range(256)}
-    merges: list[tuple[bytes, bytes]] = []
+
+
+def _build(
+    plan: _Plan,
+    merge_ids: list[tuple[int, int]],
+    training: dict[str, Any],
+) -> Tokenizer:
+    vocab = dict(plan.vocab)
+    merges = list(plan.merges_before)
+    next_id = plan.first_id
     for a, b in merge_ids:
         merges.append((vocab[a], vocab[b]))
-        vocab[len(vocab)] = vocab[a] + vocab[b]
-    specials = {s: len(vocab) + i for i, s in enumerate(special_tokens)}
-    _, regex = resolve(pattern)
-    training = {
+        vocab[next_id] = vocab[a] + vocab[b]
+        next_id += 1
+    specials = dict(plan.specials_before)
+    reserved = list(plan.reserved_before)
+    n_plain = len(plan.new_specials) - plan.n_reserved
+    for i, s in enumerate(plan.new_specials):
+        specials[s] = next_id + i
+        if i >= n_plain:
+            reserved.append(next_id + i)
+    return Tokenizer._from_merges(
+        vocab,
+        merges,
+        plan.merge_ids_before + list(merge_ids),
+        specials,
+        plan.regex,
+        training,
+        normalization=plan.normalization,
+        reserved=reserved,
+        roles=plan.roles,
+    )
+
+
+def _training_info(plan: _Plan, vocab_size: int, learned: int) -> dict[str, Any]:
+    info: dict[str, Any] = {
         "bytepair_version": _version(),
         "vocab_size": vocab_size,
-        "min_frequency": min_frequency,
-        "merges_learned": len(merges),
-        "stopped_early": len(merges) < wanted_merges,
-        "input": dict(inputs, bytes=n_bytes, documents=n_docs, replaced_bytes=n_replaced),
-        "distinct_pieces": distinct,
-        "seconds": {
-            "counting": round(counted - started, 3),
-            "merging": round(time.perf_counter() - counted, 3),
-        },
+        "min_frequency": plan.min_frequency,
+        "merges_learned": learned,
+        "stopped_early": learned < plan.merges,
     }
-    tok = Tokenizer._from_merges(vocab, merges, merge_ids, specials, regex, training)
-    return tok
+    if plan.max_token_length is not None:
+        info["max_token_length"] = plan.max_token_length
+    if plan.base is not None:
+        info["base"] = {"vocab_size": plan.base.vocab_size, "merges": len(plan.merges_before)}
+    return info
 
 
-def _offset_update(bar: Progress, offset: int, done: int) -> None:
-    bar.update(offset + done)
+# ---------------------------------------------------------------------------- train
+
+
+def _as_sources(sources: object) -> list[Source]:
+    if isinstance(sources, Source):
+        return [sources]
+    if isinstance(sources, (str, os.PathLike)):
+        return [Source(sources)]
+    if isinstance(sources, bytes):
+        raise TypeError("train() takes paths or Source objects, not bytes")
+    if not isinstance(sources, Iterable):
+        raise TypeError(f"train() takes paths or Source objects, not {type(sources).__name__}")
+    items = list(sources)
+    if items and all(isinstance(s, Source) for s in items):
+        out: list[Source] = items
+    elif all(isinstance(s, (str, os.PathLike)) for s in items):
+        out = [Source(items)] if items else []
+    else:
+        bad = next((s for s in items if not isinstance(s, (str, os.PathLike, Source))), None)
+        if bad is None:
+            raise TypeError("train() takes a list of paths or a list of Source objects, not both: wrap the paths in Source")
+        raise TypeError(f"train() takes paths or Source objects, got {type(bad).__name__}: {bad!r:.60}")
+    if not out:
+        raise BytepairError("train() needs at least one source")
+    names = [s.name for s in out]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise BytepairError(f"two sources are named {dup!r}; give each Source its own name=")
+    return out
 
 
 def train(
-    paths: PathLike | Iterable[PathLike],
+    sources: PathLike | Source | Iterable[PathLike] | Iterable[Source],
     *,
     vocab_size: int,
-    pattern: str | None = "gpt4",
+    pattern: str | None | _Unset = _UNSET,
     special_tokens: Sequence[str] = (),
+    reserved_special_tokens: int = 0,
     min_frequency: int = 2,
+    max_token_length: int | None = None,
+    normalization: str | None | _Unset = _UNSET,
+    alpha: float = 1.0,
+    base: Tokenizer | None = None,
     errors: str = "strict",
     progress: bool | None = None,
     backend: str = "local",
     client: Any = None,
 ) -> Tokenizer:
-    """Trains a byte-level BPE tokenizer on UTF-8 text files.
+    """Trains a byte-level BPE tokenizer.
 
-    ``paths`` is one path or a list of paths (a ``str`` is always one path). Files are
-    streamed, never held whole. ``vocab_size`` counts everything: 256 byte tokens, the
-    merges, then ``special_tokens``. Special-token text in the files separates documents and
-    is never counted. ``errors="replace"`` replaces bytes that are not UTF-8 instead of
-    raising :class:`CorpusError`. ``progress=None`` shows progress bars on stderr only when it
-    is a terminal.
+    ``sources``: a path (a ``str`` is always one path), a glob, a directory, a list of those
+    (one source), or a list of :class:`Source` (several sources, mixed by ``alpha``). Files
+    are streamed, never held whole; memory follows the number of distinct pieces.
+
+    ``vocab_size`` counts everything: 256 byte tokens, the merges, ``special_tokens`` and
+    ``reserved_special_tokens`` slots (``<|reserved_0|>``, ...; claim them later with
+    :meth:`Tokenizer.with_special_tokens`). ``pattern``: ``"gpt4"`` (default), ``"gpt2"``,
+    ``"o200k"``, ``None`` or a regex. Special-token text separates documents and is never
+    counted. ``min_frequency``: stop when no pair occurs this often. ``max_token_length``: never
+    merge a pair whose token would be longer than this many bytes. ``normalization``: ``None``,
+    ``"nfc"``, ``"nfkc"``, ``"lowercase"`` or steps joined by ``+``, applied to the training
+    text and, identically, whenever the tokenizer encodes.
+
+    ``alpha`` (in [0, 1]) mixes several sources: source i contributes in proportion to
+    n_i^alpha (n_i = its size in bytes); 1 keeps raw proportions, 0 weighs them equally (see
+    the module docstring for the exact integer rule). ``base``: continue training this
+    tokenizer: its ids and merges stay, the text is first encoded with it, new merges get ids
+    after its largest id, and ``vocab_size`` is the new total. ``errors="replace"`` replaces
+    bytes that are not UTF-8 (and counts them) instead of raising :class:`CorpusError`.
+    ``progress=None`` shows progress bars on stderr only when it is a terminal.
+
+    Per-source sizes and compression are in ``tok.training["sources"]``
+    (:func:`sources_table` formats them).
 
     ``backend="dask"`` counts on a Dask cluster (``client``, or the current default client):
     the workers read the files, so the paths must be valid there; see
@@ -158,137 +679,342 @@ def train(
 
     >>> tok = train("corpus.txt", vocab_size=1000)  # doctest: +SKIP
     """
-    if backend != "local" or client is not None:
-        started = time.perf_counter()
-        _check_options(vocab_size, special_tokens, min_frequency, pattern)
-        counter, inputs = _count_elsewhere(paths, backend, client, pattern, special_tokens, errors, progress)
-        return _finish(
-            counter,
-            vocab_size=vocab_size,
-            pattern=pattern,
-            special_tokens=special_tokens,
-            min_frequency=min_frequency,
-            progress=wanted(progress),
-            started=started,
-            inputs=inputs,
-        )
-    files = _paths(paths)
-    _check_options(vocab_size, special_tokens, min_frequency, pattern)
     if errors not in ("strict", "replace"):
         raise BytepairError(f"errors must be 'strict' or 'replace', got {errors!r}")
-    show = wanted(progress)
-    started = time.perf_counter()
-    _, regex = resolve(pattern)
-    counter = _core.PieceCounter(regex, list(special_tokens))
-    total = sum(os.path.getsize(f) for f in files)
-    bar = Progress("counting", total=total, unit="bytes") if show else None
-    done_before = 0
-    for f in files:
-        on_progress = None
-        if bar is not None:
-            on_progress = functools.partial(_offset_update, bar, done_before)
-        counter.add_file(f, replace_errors=errors == "replace", progress=on_progress)
-        done_before += os.path.getsize(f)
-        if bar:
-            bar.update(done_before)
-    if bar:
-        bar.close()
-    return _finish(
-        counter,
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 <= alpha <= 1:
+        raise BytepairError(f"alpha must be a number in [0, 1], got {alpha!r}")
+    srcs = _as_sources(sources)
+    plan = _plan(
         vocab_size=vocab_size,
         pattern=pattern,
         special_tokens=special_tokens,
+        reserved_special_tokens=reserved_special_tokens,
         min_frequency=min_frequency,
-        progress=show,
-        started=started,
-        inputs={"files": [os.path.basename(f) for f in files]},
+        max_token_length=max_token_length,
+        normalization=normalization,
+        base=base,
     )
+    if backend != "local" or client is not None:
+        return _train_elsewhere(
+            srcs, plan, vocab_size=vocab_size, backend=backend, client=client, errors=errors, progress=progress
+        )
+    # Every file is found, opened and its start checked before counting starts.
+    files = [_resolve(s, strict=errors == "strict") for s in srcs]
+    show = wanted(progress)
+    started = time.perf_counter()
+    has_texts = any(s.texts is not None for s in srcs)
+    total = None if has_texts else sum(f.size for fs in files for f in fs)
+    bar = Progress("counting", total=total, unit="bytes") if show else None
+    counting = _Counting(
+        replace=errors == "replace",
+        normalize=_normalize.function(plan.normalization),
+        specials=plan.all_specials,
+        bar=bar,
+    )
+    counters = []
+    stats = []
+    for src, fs in zip(srcs, files):
+        counter = _core.PieceCounter(plan.regex, plan.all_specials)
+        replaced_before = counting.replaced_in_python
+        if src.texts is not None:
+            counting.texts(counter, src.texts)
+        for f in fs:
+            counting.file(counter, f, src.text_field)
+        counters.append(counter)
+        stats.append(
+            {
+                "name": src.name,
+                "files": len(fs),
+                "bytes": counter.bytes_counted,
+                "documents": counter.documents,
+                "words": counter.words,
+                "replaced_bytes": counter.replaced_bytes + counting.replaced_in_python - replaced_before,
+            }
+        )
+    if bar is not None:
+        bar.close()
+    all_files = [f.path for fs in files for f in fs]
+    tok = _train_counters(
+        plan,
+        counters,
+        stats,
+        alpha=alpha,
+        vocab_size=vocab_size,
+        show=show,
+        started=started,
+        files=[os.path.basename(p) for p in all_files] if not has_texts or all_files else None,
+    )
+    return tok
 
 
-def _count_elsewhere(
-    paths: PathLike | Iterable[PathLike],
+def _train_counters(
+    plan: _Plan,
+    counters: list[_core.PieceCounter],
+    stats: list[dict[str, Any]],
+    *,
+    alpha: float,
+    vocab_size: int,
+    show: bool,
+    started: float,
+    files: list[str] | None,
+) -> Tokenizer:
+    n_bytes = sum(s["bytes"] for s in stats)
+    if n_bytes == 0:
+        warnings.warn(
+            "the training corpus is empty: the tokenizer has only the 256 byte tokens"
+            if plan.base is None
+            else "the training corpus is empty: no merge was added to the base tokenizer",
+            BytepairWarning,
+            stacklevel=3,
+        )
+    sizes = [s["bytes"] for s in stats]
+    multipliers = mixing_multipliers(sizes, alpha)
+    bar = Progress("merging ", total=plan.merges, unit="merges") if show else None
+    counted = time.perf_counter()
+    merge_ids, distinct, per_source = _core.train_counters(
+        counters,
+        multipliers,
+        denominator=WEIGHT_DENOMINATOR,
+        merges=plan.merges,
+        min_frequency=plan.min_frequency,
+        max_token_length=plan.max_token_length,
+        base=plan.core_base(),
+        progress=bar.update if bar else None,
+    )
+    if bar:
+        bar.close()
+    powered = [n**alpha if n else 0.0 for n in sizes]
+    total_powered = sum(powered) or 1.0
+    for s, m, p, (text_bytes, tokens) in zip(stats, multipliers, powered, per_source):
+        s["weight"] = m / WEIGHT_DENOMINATOR
+        s["share"] = round(p / total_powered, 6)
+        s["text_bytes"] = text_bytes
+        s["tokens"] = tokens
+        s["bytes_per_token"] = round(text_bytes / tokens, 4) if tokens else None
+        s["tokens_per_word"] = round(tokens / s["words"], 4) if s["words"] else None
+    info = _training_info(plan, vocab_size, len(merge_ids))
+    inputs: dict[str, Any] = {} if files is None else {"files": files}
+    inputs.update(
+        bytes=n_bytes,
+        documents=sum(s["documents"] for s in stats),
+        replaced_bytes=sum(s["replaced_bytes"] for s in stats),
+    )
+    info["input"] = inputs
+    if len(stats) > 1:
+        info["alpha"] = alpha
+    info["distinct_pieces"] = distinct
+    info["seconds"] = {
+        "counting": round(counted - started, 3),
+        "merging": round(time.perf_counter() - counted, 3),
+    }
+    info["sources"] = stats
+    return _build(plan, merge_ids, info)
+
+
+def _train_elsewhere(
+    srcs: list[Source],
+    plan: _Plan,
+    *,
+    vocab_size: int,
     backend: str,
     client: Any,
-    pattern: str | None,
-    special_tokens: Sequence[str],
     errors: str,
     progress: bool | None,
-) -> tuple[_core.PieceCounter, dict[str, Any]]:
-    """train()'s counting on a backend other than "local" (only "dask" so far)."""
+) -> Tokenizer:
+    """train() with the counting done on a backend other than "local" (only "dask" so far)."""
     if backend != "dask":
         if backend == "local":
             raise BytepairError("client= is only used with backend='dask'")
         raise BytepairError(f"backend must be 'local' or 'dask', got {backend!r}")
+    if len(srcs) != 1 or srcs[0].paths is None:
+        raise BytepairError("backend='dask' trains on one source of files (paths); mix sources locally")
+    if plan.normalization:
+        raise BytepairError("backend='dask' does not normalize text yet; train locally to use normalization")
     from bytepair import distributed
 
-    files = distributed.check_paths(paths)  # the files themselves are checked on the workers
-    if errors not in ("strict", "replace"):
-        raise BytepairError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    files = distributed.check_paths(srcs[0].paths)  # the files themselves are checked on the workers
+    show = wanted(progress)
+    started = time.perf_counter()
     counter = distributed.count(
         files,
-        regex=resolve(pattern)[1],
-        special_tokens=special_tokens,
+        regex=plan.regex,
+        special_tokens=plan.all_specials,
         replace_errors=errors == "replace",
         client=client,
-        progress=wanted(progress),
+        progress=show,
     )
-    return counter, {"files": [os.path.basename(f) for f in files]}
+    stats = [
+        {
+            "name": srcs[0].name,
+            "files": len(files),
+            "bytes": counter.bytes_counted,
+            "documents": counter.documents,
+            "words": counter.words,
+            "replaced_bytes": counter.replaced_bytes,
+        }
+    ]
+    return _train_counters(
+        plan,
+        [counter],
+        stats,
+        alpha=1.0,
+        vocab_size=vocab_size,
+        show=show,
+        started=started,
+        files=[os.path.basename(f) for f in files],
+    )
+
+
+def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
+    """The plain-text files that paths, globs or directories name, checked as local training
+    checks them (the Dask workers call this where they read the files)."""
+    (source,) = _as_sources(paths) if not isinstance(paths, list) or paths else [Source([])]
+    out = []
+    for f in _resolve(source, strict=False):
+        if f.compression or f.jsonl:
+            raise BytepairError(f"{f.path}: backend='dask' reads plain text files only, not .jsonl/.gz/.zst")
+        out.append(f.path)
+    return out
 
 
 def train_from_iterator(
     texts: Iterable[str],
     *,
     vocab_size: int,
-    pattern: str | None = "gpt4",
+    pattern: str | None | _Unset = _UNSET,
     special_tokens: Sequence[str] = (),
+    reserved_special_tokens: int = 0,
     min_frequency: int = 2,
+    max_token_length: int | None = None,
+    normalization: str | None | _Unset = _UNSET,
+    base: Tokenizer | None = None,
     progress: bool | None = None,
 ) -> Tokenizer:
-    """Trains a byte-level BPE tokenizer on an iterable of ``str`` documents.
+    """Trains a byte-level BPE tokenizer on an iterable of ``str`` documents (the options are
+    :func:`train`'s; this is ``train(Source(texts=texts), ...)``).
 
     Each document is split on its own (no piece spans two documents). Documents are handed to
     the Rust core in batches, so an iterator over a huge dataset is never held whole.
     """
     if isinstance(texts, (str, bytes)):
         raise TypeError("train_from_iterator() takes an iterable of str documents, not a single str")
-    _check_options(vocab_size, special_tokens, min_frequency, pattern)
-    show = wanted(progress)
-    started = time.perf_counter()
-    _, regex = resolve(pattern)
-    counter = _core.PieceCounter(regex, list(special_tokens))
-    bar = Progress("counting", total=None, unit="bytes") if show else None
-    batch: list[str] = []
-    size = 0
-
-    def flush() -> None:
-        try:
-            counter.add_texts(batch)
-        except UnicodeEncodeError:
-            counter.add_texts([_repair_surrogates(t) for t in batch])
-        batch.clear()
-
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"document {i} is {type(text).__name__}, not str")
-        batch.append(text)
-        size += len(text)
-        if size >= _BATCH_BYTES or len(batch) >= _BATCH_DOCS:
-            flush()
-            size = 0
-            if bar:
-                bar.update(counter.bytes_counted)
-    if batch:
-        flush()
-    if bar:
-        bar.update(counter.bytes_counted)
-        bar.close()
-    return _finish(
-        counter,
+    return train(
+        Source(texts=texts),
         vocab_size=vocab_size,
         pattern=pattern,
         special_tokens=special_tokens,
+        reserved_special_tokens=reserved_special_tokens,
         min_frequency=min_frequency,
-        progress=show,
-        started=started,
-        inputs={},
+        max_token_length=max_token_length,
+        normalization=normalization,
+        base=base,
+        progress=progress,
     )
+
+
+def train_from_counts(
+    counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]],
+    *,
+    vocab_size: int,
+    pattern: str | None | _Unset = _UNSET,
+    special_tokens: Sequence[str] = (),
+    reserved_special_tokens: int = 0,
+    min_frequency: int = 2,
+    max_token_length: int | None = None,
+    normalization: str | None | _Unset = _UNSET,
+    base: Tokenizer | None = None,
+) -> Tokenizer:
+    """Trains from precomputed piece counts ``{piece: count}`` (pieces as ``str`` or UTF-8
+    ``bytes``; counts are ints in [0, 2**64); a piece given twice, e.g. as str and as bytes,
+    adds up). The result is exactly that of training on text whose pieces have these counts:
+    count the pieces with the same ``pattern`` (and ``normalization``, which is stored for
+    encoding) as the tokenizer will use.
+    """
+    plan = _plan(
+        vocab_size=vocab_size,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        reserved_special_tokens=reserved_special_tokens,
+        min_frequency=min_frequency,
+        max_token_length=max_token_length,
+        normalization=normalization,
+        base=base,
+    )
+    items = counts.items() if isinstance(counts, Mapping) else counts
+    pairs: list[tuple[bytes, int]] = []
+    text_bytes = 0
+    for item in items:
+        piece, count = item
+        if isinstance(piece, str):
+            try:
+                key = piece.encode("utf-8")
+            except UnicodeEncodeError:
+                key = _repair_surrogates(piece).encode("utf-8")
+        elif isinstance(piece, bytes):
+            key = piece
+        else:
+            raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}: {piece!r:.60}")
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise TypeError(f"the count of {piece!r:.60} must be an int, got {count!r}")
+        if not 0 <= count < 2**64:
+            raise BytepairError(f"the count of {piece!r:.60} is {count}; counts must be in [0, 2**64)")
+        pairs.append((key, count))
+        text_bytes += len(key) * count
+    started = time.perf_counter()
+    merge_ids = _core.train_from_counts(
+        pairs,
+        merges=plan.merges,
+        min_frequency=plan.min_frequency,
+        max_token_length=plan.max_token_length,
+        base=plan.core_base(),
+    )
+    info = _training_info(plan, vocab_size, len(merge_ids))
+    info["input"] = {"pieces": len(pairs), "bytes": text_bytes}
+    info["seconds"] = {"merging": round(time.perf_counter() - started, 3)}
+    return _build(plan, merge_ids, info)
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def sources_table(tok_or_training: Tokenizer | Mapping[str, Any]) -> str:
+    """The per-source report of a trained tokenizer as a text table: size, weight and share
+    after mixing, and the compression reached on each source's text (bytes per token and tokens
+    per word; words are runs of characters between ASCII whitespace)."""
+    info = tok_or_training.training if isinstance(tok_or_training, Tokenizer) else tok_or_training
+    sources: list[dict[str, Any]] = list(info.get("sources") or [])
+    if not sources:
+        return "no per-source report (this tokenizer was not trained from sources)"
+    rows = [["source", "files", "size", "documents", "weight", "share", "bytes/token", "tokens/word"]]
+    fmt: Callable[[object, str], str] = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+    for s in sources:
+        rows.append(
+            [
+                str(s.get("name")),
+                f"{s['files']:,}" if s.get("files") else "-",
+                _size(int(s.get("bytes") or 0)),
+                f"{s.get('documents', 0):,}",
+                fmt(s.get("weight"), ".3f"),
+                fmt(s.get("share"), ".1%"),
+                fmt(s.get("bytes_per_token"), ".2f"),
+                fmt(s.get("tokens_per_word"), ".2f"),
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, r in enumerate(rows):
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    replaced = sum(int(s.get("replaced_bytes") or 0) for s in sources)
+    if replaced:
+        lines.append(f"{replaced:,} bad UTF-8 sequences were replaced by U+FFFD (errors='replace')")
+    return "\n".join(lines)

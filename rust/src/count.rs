@@ -219,12 +219,26 @@ pub struct CountStats {
     pub bytes: u64,
     pub documents: u64,
     pub replaced: u64,
+    /// Words: runs of bytes between ASCII whitespace (and special tokens).
+    pub words: u64,
+}
+
+/// Number of runs of non-whitespace bytes (ASCII whitespace separates).
+fn count_words(text: &[u8]) -> u64 {
+    let mut words = 0u64;
+    let mut in_word = false;
+    for &b in text {
+        let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c');
+        words += (!ws && !in_word) as u64;
+        in_word = !ws;
+    }
+    words
 }
 
 pub struct PieceCounter {
     pretok: Pretokenizer,
     specials: SpecialSplitter,
-    shards: Vec<Mutex<PieceMap>>,
+    shards: Vec<Mutex<(PieceMap, u64)>>,
     unit_bytes: usize,
     block_bytes: usize,
     pub stats: CountStats,
@@ -255,8 +269,10 @@ impl PieceCounter {
 
     fn count_unit(&self, unit: &str) -> Result<()> {
         let shard = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
-        let mut map = self.shards[shard].lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.shards[shard].lock().unwrap_or_else(|e| e.into_inner());
+        let (map, words) = &mut *guard;
         self.specials.for_each_stretch(unit, |stretch| {
+            *words += count_words(stretch.as_bytes());
             self.pretok.for_each_piece(stretch, |piece| {
                 let key = piece.as_bytes();
                 match map.get_mut(key) {
@@ -267,6 +283,14 @@ impl PieceCounter {
                 }
             })
         })
+    }
+
+    /// Words counted so far (see `CountStats::words`).
+    pub fn words(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()).1)
+            .sum()
     }
 
     fn cut_before(&self, text: &[u8], min: usize, near: usize) -> Option<usize> {
@@ -343,7 +367,6 @@ impl PieceCounter {
         let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
         let mut consumed: u64 = offset; // file offset of buf[0]
         let mut eof = false;
-        let margin = self.specials.max_len();
         while !eof || !buf.is_empty() {
             if !eof {
                 let old = buf.len();
@@ -359,25 +382,43 @@ impl PieceCounter {
                 }
                 buf.truncate(filled);
             }
-            let cut = if eof {
-                buf.len()
-            } else {
-                let limit = buf.len().saturating_sub(margin + 1);
-                match self.cut_before(&buf, 0, limit) {
-                    Some(c) => c,
-                    None => continue, // no safe place yet: read more
-                }
-            };
-            {
-                let text = self.decode(&buf[..cut], path, consumed, replace_errors)?;
-                self.add_texts(&[&text])?;
-                self.stats.documents -= 1; // a file block is not a document
-            }
+            let cut = self.add_block(&buf, eof, path, consumed, replace_errors)?;
             consumed += cut as u64;
             buf.drain(..cut);
-            progress(consumed - offset)?;
+            if cut > 0 {
+                progress(consumed - offset)?;
+            }
         }
         Ok(())
+    }
+
+    /// Counts the longest prefix of `buf` that ends where the text may be cut (all of it when
+    /// `last`) and returns its length; the caller keeps the rest and appends more to it. `buf` is
+    /// UTF-8 text of the stream `source`, starting at byte `offset` of that stream (for errors).
+    /// Blocks do not count as documents: the caller counts the stream as one.
+    pub fn add_block(
+        &mut self,
+        buf: &[u8],
+        last: bool,
+        source: &str,
+        offset: u64,
+        replace_errors: bool,
+    ) -> Result<usize> {
+        let cut = if last {
+            buf.len()
+        } else {
+            let limit = buf.len().saturating_sub(self.specials.max_len() + 1);
+            match self.cut_before(buf, 0, limit) {
+                Some(c) => c,
+                None => return Ok(0), // no safe place yet: read more
+            }
+        };
+        if cut > 0 {
+            let text = self.decode(&buf[..cut], source, offset, replace_errors)?;
+            self.add_texts(&[&text])?;
+            self.stats.documents -= 1; // a block is not a document
+        }
+        Ok(cut)
     }
 
     fn decode<'b>(
@@ -406,7 +447,8 @@ impl PieceCounter {
         counts: impl IntoIterator<Item = (&'a [u8], u64)>,
         stats: CountStats,
     ) {
-        let map = self.shards[0].get_mut().unwrap_or_else(|e| e.into_inner());
+        let (map, words) = self.shards[0].get_mut().unwrap_or_else(|e| e.into_inner());
+        *words += stats.words;
         for (piece, n) in counts {
             match map.get_mut(piece) {
                 Some(c) => *c += n,
@@ -422,8 +464,11 @@ impl PieceCounter {
 
     /// Merges the workers' shards into one map of distinct pieces and their counts.
     pub fn finish(self) -> PieceMap {
-        let mut shards: Vec<PieceMap> =
-            self.shards.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+        let mut shards: Vec<PieceMap> = self
+            .shards
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).0)
+            .collect();
         shards.sort_by_key(|m| std::cmp::Reverse(m.len()));
         let mut it = shards.into_iter();
         let mut total = it.next().unwrap_or_default();
@@ -434,6 +479,35 @@ impl PieceCounter {
         }
         total
     }
+}
+
+/// Scales each map's counts by `numerator / denominator` (rounded to the nearest integer, halves
+/// up: `(count * numerator + denominator / 2) / denominator`) and adds them up. Pieces whose
+/// scaled count is 0 are left out. This is how sources are mixed with weights.
+pub fn merge_weighted(maps: &[(&PieceMap, u64)], denominator: u64) -> Result<PieceMap> {
+    if denominator == 0 {
+        return Err(Error::Invalid(
+            "the weights' denominator must be at least 1".into(),
+        ));
+    }
+    let scale = |c: u64, num: u64| -> Result<u64> {
+        let v = (c as u128 * num as u128 + denominator as u128 / 2) / denominator as u128;
+        u64::try_from(v).map_err(|_| Error::Invalid(format!("a weighted count ({v}) exceeds 2^64")))
+    };
+    let mut total = PieceMap::default();
+    total.reserve(maps.iter().map(|(m, _)| m.len()).max().unwrap_or(0));
+    for &(map, num) in maps {
+        for (k, &c) in map {
+            let c = scale(c, num)?;
+            if c > 0 {
+                let e = total.entry(k.clone()).or_insert(0);
+                *e = e
+                    .checked_add(c)
+                    .ok_or_else(|| Error::Invalid("a weighted count exceeds 2^64".into()))?;
+            }
+        }
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -536,6 +610,33 @@ mod tests {
             Err(Error::Utf8 { offset, .. }) => assert_eq!(offset, 25),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn words_are_runs_between_ascii_whitespace() {
+        assert_eq!(count_words(b""), 0);
+        assert_eq!(count_words(b"  a bc\n\td  "), 3);
+        let mut c = counter(&["<s>"]);
+        c.add_texts(&["one two<s>three", " four "]).unwrap();
+        assert_eq!(c.words(), 4);
+    }
+
+    #[test]
+    fn weighted_merge_rounds_half_up() {
+        let map = |items: &[(&[u8], u64)]| -> PieceMap {
+            items
+                .iter()
+                .map(|(k, v)| (k.to_vec().into_boxed_slice(), *v))
+                .collect()
+        };
+        let a = map(&[(b"x", 3), (b"y", 1)]);
+        let b = map(&[(b"x", 1), (b"z", 5)]);
+        // a weighs 1, b weighs 2.5
+        let m = merge_weighted(&[(&a, 4), (&b, 10)], 4).unwrap();
+        assert_eq!(m, map(&[(b"x", 3 + 3), (b"y", 1), (b"z", 13)]));
+        // a weighs 0.25: 3 * 0.25 = 0.75 -> 1, 1 * 0.25 -> 0 (left out)
+        let m = merge_weighted(&[(&a, 1), (&b, 4)], 4).unwrap();
+        assert_eq!(m, map(&[(b"x", 2), (b"z", 5)]));
     }
 
     #[test]

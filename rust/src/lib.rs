@@ -11,6 +11,12 @@
 //!   hash-map shard per rayon worker (no locks contended), merged once at the end.
 //! - The merge loop keeps pair -> pieces lists and a lazy max-heap, so a merge costs what the
 //!   pieces containing the pair cost. Heap comparisons look at token bytes only on count ties.
+//! - Pair counts are `i64` unless the total pair mass of the pieces could overflow it (counts
+//!   given by the caller, up to 2^64 each); then the same loop runs on `i128`, so counts stay
+//!   exact without costing memory in the usual case.
+//! - Continued training encodes each distinct piece once with the base tokenizer, on all cores,
+//!   straight into the trainer's arena. Mixed sources are counted apart and merged once, with
+//!   integer weights (no floating point in the counts).
 //! - Encoding first looks the whole piece up in the vocabulary: most pieces of real text are one
 //!   token. Other pieces merge by priority, with a heap for long pieces (O(n log n)).
 //! - Every call from Python releases the GIL; batch calls fan out with rayon.

@@ -3,7 +3,7 @@
 //! pickles) far more cheaply than a list of millions of `(bytes, int)` tuples.
 //!
 //! Layout: the magic `BPC1`, then unsigned LEB128 varints: bytes counted, documents, replaced
-//! bytes, the number of pieces, then for each piece its length, its bytes, its count. Pieces
+//! bytes, words, the number of pieces, then for each piece its length, its bytes, its count. Pieces
 //! come in no particular order.
 
 use crate::count::CountStats;
@@ -30,6 +30,7 @@ pub fn pack<'a>(
         stats.bytes,
         stats.documents,
         stats.replaced,
+        stats.words,
         counts.len() as u64,
     ] {
         put(&mut out, v);
@@ -100,6 +101,7 @@ pub fn unpack(blob: &[u8]) -> Result<Unpacked<'_>> {
         bytes: r.varint()?,
         documents: r.varint()?,
         replaced: r.varint()?,
+        words: r.varint()?,
     };
     let n = r.varint()?;
     // Each piece takes at least two bytes: never trust `n` for more than the blob can hold.
@@ -131,10 +133,11 @@ mod tests {
             bytes: 1 << 35,
             documents: 7,
             replaced: 128,
+            words: 99,
         };
         let blob = pack(counts.iter().copied(), stats);
         let (s, c) = unpack(&blob).unwrap();
-        assert_eq!((s.bytes, s.documents, s.replaced), (1 << 35, 7, 128));
+        assert_eq!((s.bytes, s.documents, s.replaced, s.words), (1 << 35, 7, 128, 99));
         assert_eq!(c, counts);
     }
 

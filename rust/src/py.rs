@@ -13,11 +13,11 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 
-use crate::count::{PieceCounter, SpecialSplitter};
+use crate::count::{merge_weighted, PieceCounter, PieceMap, SpecialSplitter};
 use crate::encode::{Bpe, Encoder};
 use crate::error::Error;
 use crate::pretok::{Pretokenizer, PRESETS};
-use crate::train::{train, TrainOptions};
+use crate::train::{train_from, Base, TrainOptions, Trained};
 use crate::Rank;
 
 /// Raises `bytepair.errors.<name>(msg)`, or ValueError if that module cannot be imported.
@@ -178,6 +178,38 @@ impl PyPieceCounter {
         finish(result, raised)
     }
 
+    /// Counts the longest prefix of `data` that ends where the text may be cut (all of it when
+    /// `last`); returns its length in bytes. The caller keeps the rest and appends more. For
+    /// streams read in Python (compressed files): `source` and `offset` (of `data[0]` in the
+    /// stream) name the place of bad UTF-8. A stream counts as one document: call
+    /// `end_document()` after its last block.
+    #[pyo3(signature = (data, *, last, source, offset, replace_errors=false))]
+    fn add_bytes(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        last: bool,
+        source: &str,
+        offset: u64,
+        replace_errors: bool,
+    ) -> PyResult<usize> {
+        let counter = self.get()?;
+        py.detach(|| counter.add_block(data, last, source, offset, replace_errors))
+            .map_err(to_py)
+    }
+
+    /// Counts one more document (a stream fed with `add_bytes`).
+    fn end_document(&mut self) -> PyResult<()> {
+        self.get()?.stats.documents += 1;
+        Ok(())
+    }
+
+    /// Words counted: runs of bytes between ASCII whitespace (and special tokens).
+    #[getter]
+    fn words(&mut self) -> PyResult<u64> {
+        Ok(self.get()?.words())
+    }
+
     #[getter]
     fn bytes_counted(&mut self) -> PyResult<u64> {
         Ok(self.get()?.stats.bytes)
@@ -224,7 +256,8 @@ impl PyPieceCounter {
             .inner
             .take()
             .ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
-        let stats = counter.stats;
+        let mut stats = counter.stats;
+        stats.words = counter.words();
         let blob = py.detach(|| {
             let map = counter.finish();
             crate::packed::pack(map.iter().map(|(k, &v)| (&**k, v)), stats)
@@ -244,53 +277,237 @@ impl PyPieceCounter {
     }
 
     /// Learns at most `merges` merges from the counts; consumes the counter. Returns
-    /// (merges as (left id, right id), number of distinct pieces).
-    #[pyo3(signature = (*, merges, min_frequency, progress=None))]
+    /// (merges as (left id, right id), number of distinct pieces). See `train_counters` for
+    /// `max_token_length` and `base`.
+    #[pyo3(signature = (*, merges, min_frequency, progress=None, max_token_length=None, base=None))]
     fn train(
         &mut self,
         py: Python<'_>,
         merges: usize,
         min_frequency: u64,
         progress: Option<Py<PyAny>>,
+        max_token_length: Option<usize>,
+        base: Option<(Py<PyEncoder>, Rank)>,
     ) -> PyResult<(Vec<(Rank, Rank)>, usize)> {
-        let counter = self.inner.take().ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
-        let raised = Mutex::new(None);
-        let result = py.detach(|| {
-            let map = counter.finish();
-            let distinct = map.len();
-            let mut p = Progress {
-                callback: progress.as_ref(),
-                last: Instant::now(),
-                every: Duration::from_millis(100),
-                raised: &raised,
-            };
-            let opts = TrainOptions { merges, min_frequency };
-            let learned = train(map.iter().map(|(k, &v)| (&**k, v)), &opts, &mut |n| {
-                p.tick(n as u64, false)
-            })?;
-            p.tick(learned.len() as u64, true)?;
-            Ok((learned, distinct))
-        });
-        finish(result, raised)
+        let counter = self
+            .inner
+            .take()
+            .ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        let opts = TrainOptions {
+            merges,
+            min_frequency,
+            max_token_length,
+        };
+        let (learned, distinct, _) = train_maps(
+            py,
+            vec![(counter.finish(), 1)],
+            1,
+            &opts,
+            base.as_ref(),
+            progress.as_ref(),
+        )?;
+        Ok((learned, distinct))
     }
 }
 
-/// Learns merges from (piece bytes, count) pairs.
+/// The starting point of continued training: the encoder's ordinary tokens by id (holes for
+/// the rest) up to `first_id`, where new ids start.
+fn base_of(encoder: &Encoder, first_id: Rank) -> PyResult<Vec<Vec<u8>>> {
+    if (first_id as usize) < encoder.bpe.id_bound() {
+        return Err(to_py(Error::Invalid(format!(
+            "new ids must start after the base tokenizer's largest id, not at {first_id}"
+        ))));
+    }
+    Ok((0..first_id)
+        .map(|id| {
+            encoder
+                .bpe
+                .token_bytes(id)
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default()
+        })
+        .collect())
+}
+
+/// Mixes the maps (each scaled by its numerator / `denominator`), trains, and returns
+/// (merges, distinct pieces, per map: (bytes of its pieces, tokens of its pieces once encoded
+/// with the result), both weighted by its own unscaled counts).
+#[allow(clippy::type_complexity)]
+fn train_maps(
+    py: Python<'_>,
+    maps: Vec<(PieceMap, u64)>,
+    denominator: u64,
+    opts: &TrainOptions,
+    base: Option<&(Py<PyEncoder>, Rank)>,
+    progress: Option<&Py<PyAny>>,
+) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>)> {
+    let base_vocab = match base {
+        Some((enc, first_id)) => Some(base_of(&enc.get().inner, *first_id)?),
+        None => None,
+    };
+    let raised = Mutex::new(None);
+    let result = py.detach(|| {
+        let single = maps.len() == 1 && maps[0].1 == denominator;
+        let mixed;
+        let total: &PieceMap = if single {
+            &maps[0].0
+        } else {
+            let refs: Vec<(&PieceMap, u64)> = maps.iter().map(|(m, n)| (m, *n)).collect();
+            mixed = merge_weighted(&refs, denominator)?;
+            &mixed
+        };
+        let distinct = total.len();
+        let mut p = Progress {
+            callback: progress,
+            last: Instant::now(),
+            every: Duration::from_millis(100),
+            raised: &raised,
+        };
+        let trained: Trained = match (&base_vocab, base) {
+            (Some(vocab), Some((enc, _))) => {
+                let enc: &Encoder = &enc.get().inner;
+                let encode = |piece: &[u8], out: &mut Vec<Rank>| enc.bpe.encode_piece(piece, out);
+                let start = Base {
+                    vocab: vocab.clone(),
+                    encode: &encode,
+                };
+                train_from(
+                    Some(&start),
+                    total.iter().map(|(k, &v)| (&**k, v)),
+                    opts,
+                    &mut |n| p.tick(n as u64, false),
+                )?
+            }
+            _ => train_from(
+                None,
+                total.iter().map(|(k, &v)| (&**k, v)),
+                opts,
+                &mut |n| p.tick(n as u64, false),
+            )?,
+        };
+        p.tick(trained.merges.len() as u64, true)?;
+        // Per source: bytes and tokens of its ordinary text, from the final pieces.
+        let sums = |map: &PieceMap, tokens: &dyn Fn(&[u8]) -> u64| -> (u64, u64) {
+            map.iter().fold((0u64, 0u64), |(b, t), (k, &c)| {
+                (
+                    b.saturating_add(c.saturating_mul(k.len() as u64)),
+                    t.saturating_add(c.saturating_mul(tokens(k))),
+                )
+            })
+        };
+        let per_source = if single {
+            let mut lengths = trained.lengths.iter();
+            let (b, t) = total.iter().fold((0u64, 0u64), |(b, t), (k, &c)| {
+                let n = *lengths.next().unwrap_or(&0) as u64;
+                (
+                    b.saturating_add(c.saturating_mul(k.len() as u64)),
+                    t.saturating_add(c.saturating_mul(n)),
+                )
+            });
+            vec![(b, t)]
+        } else {
+            let lookup: rustc_hash::FxHashMap<&[u8], u32> = total
+                .keys()
+                .map(|k| &**k)
+                .zip(trained.lengths.iter().copied())
+                .collect();
+            // A piece whose scaled count rounded to 0 is not in `total`: encode it on its own.
+            let fallback = |k: &[u8]| -> u64 { k.len() as u64 };
+            maps.iter()
+                .map(|(m, _)| {
+                    sums(m, &|k| {
+                        lookup
+                            .get(k)
+                            .map(|&n| n as u64)
+                            .unwrap_or_else(|| fallback(k))
+                    })
+                })
+                .collect()
+        };
+        Ok((trained.merges, distinct, per_source))
+    });
+    finish(result, raised)
+}
+
+/// Counts of several sources, each in its own counter, mixed with weights: source i's counts are
+/// multiplied by `weights[i] / denominator` (rounded to the nearest integer, halves up) and
+/// added up; then merges are learned from the sum. Consumes the counters. `max_token_length`:
+/// pairs whose merged bytes would be longer are never merged. `base`: (encoder, first new id):
+/// continue that tokenizer (pieces are first encoded with it; new merges get ids from
+/// first_id on). Returns (merges, distinct pieces, per source (bytes, tokens) of its ordinary
+/// text encoded with the result, by its own counts).
 #[pyfunction]
-#[pyo3(signature = (counts, *, merges, min_frequency))]
+#[pyo3(signature = (counters, weights, *, denominator, merges, min_frequency, max_token_length=None, base=None, progress=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn train_counters(
+    py: Python<'_>,
+    counters: Vec<Bound<'_, PyPieceCounter>>,
+    weights: Vec<u64>,
+    denominator: u64,
+    merges: usize,
+    min_frequency: u64,
+    max_token_length: Option<usize>,
+    base: Option<(Py<PyEncoder>, Rank)>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>)> {
+    if counters.len() != weights.len() || counters.is_empty() {
+        return Err(to_py(Error::Invalid(
+            "give one weight per counter, and at least one counter".into(),
+        )));
+    }
+    let mut maps = Vec::with_capacity(counters.len());
+    for (c, w) in counters.iter().zip(&weights) {
+        let counter = c
+            .borrow_mut()
+            .inner
+            .take()
+            .ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        maps.push((counter, *w));
+    }
+    let maps = py.detach(|| {
+        maps.into_iter()
+            .map(|(c, w)| (c.finish(), w))
+            .collect::<Vec<_>>()
+    });
+    let opts = TrainOptions {
+        merges,
+        min_frequency,
+        max_token_length,
+    };
+    train_maps(
+        py,
+        maps,
+        denominator,
+        &opts,
+        base.as_ref(),
+        progress.as_ref(),
+    )
+}
+
+/// Learns merges from (piece bytes, count) pairs (see `train_counters` for the options).
+#[pyfunction]
+#[pyo3(signature = (counts, *, merges, min_frequency, max_token_length=None, base=None))]
 fn train_from_counts(
     py: Python<'_>,
     counts: Vec<(Vec<u8>, u64)>,
     merges: usize,
     min_frequency: u64,
+    max_token_length: Option<usize>,
+    base: Option<(Py<PyEncoder>, Rank)>,
 ) -> PyResult<Vec<(Rank, Rank)>> {
-    let raised = Mutex::new(None);
-    let result = py.detach(|| {
-        let mut p = Progress { callback: None, last: Instant::now(), every: Duration::from_millis(100), raised: &raised };
-        let opts = TrainOptions { merges, min_frequency };
-        train(counts.iter().map(|(k, v)| (k.as_slice(), *v)), &opts, &mut |n| p.tick(n as u64, false))
-    });
-    finish(result, raised)
+    let mut map = PieceMap::default();
+    for (k, v) in counts {
+        let e = map.entry(k.into_boxed_slice()).or_insert(0);
+        *e = e
+            .checked_add(v)
+            .ok_or_else(|| to_py(Error::Invalid("a piece's count exceeds 2^64".into())))?;
+    }
+    let opts = TrainOptions {
+        merges,
+        min_frequency,
+        max_token_length,
+    };
+    train_maps(py, vec![(map, 1)], 1, &opts, base.as_ref(), None).map(|(m, _, _)| m)
 }
 
 /// For each target offset, the first offset at or after it where the file can be cut without
@@ -449,5 +666,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(train_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(file_cuts, m)?)?;
+    m.add_function(wrap_pyfunction!(train_counters, m)?)?;
     Ok(())
 }
