@@ -246,11 +246,11 @@ class Tokenizer:
                 token=found,
             )
 
-    def _encode_core(self, text: str, allowed: list[int]) -> list[int]:
+    def _encode_core(self, text: str, allowed: list[int], num_threads: int | None = 1) -> list[int]:
         try:
-            return self._core.encode(text, allowed)
+            return self._core.encode(text, allowed, num_threads=num_threads)
         except UnicodeEncodeError:
-            return self._core.encode(_repair_surrogates(text), allowed)
+            return self._core.encode(_repair_surrogates(text), allowed, num_threads=num_threads)
 
     def encode(
         self,
@@ -258,6 +258,7 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        num_threads: int | None = 1,
     ) -> list[int]:
         """Encodes ``text`` to token ids.
 
@@ -265,20 +266,37 @@ class Tokenizer:
         ``"all"``) become their ids; tokens in ``disallowed_special`` (default ``"all"``: every
         special token not allowed) raise :class:`DisallowedSpecialTokenError`; pass
         ``disallowed_special=()`` to encode them as ordinary text.
+
+        ``num_threads`` (default 1; ``None``: all cores) lets a large text be encoded by several
+        threads, cut where the split pattern itself ends a piece: the ids are the same whatever
+        the number of threads.
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, not {type(text).__name__}")
+        _check_threads(num_threads)
         self._check_disallowed(text, allowed_special, disallowed_special)
-        return self._encode_core(text, self._allowed_ids(allowed_special))
+        return self._encode_core(text, self._allowed_ids(allowed_special), num_threads)
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encodes ``text`` treating special-token text as ordinary text."""
+    def encode_ordinary(self, text: str, *, num_threads: int | None = 1) -> list[int]:
+        """Encodes ``text`` treating special-token text as ordinary text (threads as in
+        :meth:`encode`)."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
+        _check_threads(num_threads)
         try:
-            return self._core.encode_ordinary(text)
+            return self._core.encode_ordinary(text, num_threads=num_threads)
         except UnicodeEncodeError:
-            return self._core.encode_ordinary(_repair_surrogates(text))
+            return self._core.encode_ordinary(_repair_surrogates(text), num_threads=num_threads)
+
+    def _batch(self, texts: Sequence[str], what: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> list[str]:
+        if isinstance(texts, str):
+            raise TypeError(f"{what}() takes a list of str; for one text use {what.removesuffix('_batch')}()")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"{what}() texts[{i}] is {type(t).__name__}, not str")
+            self._check_disallowed(t, allowed_special, disallowed_special)
+        return texts
 
     def encode_batch(
         self,
@@ -288,21 +306,63 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
     ) -> list[list[int]]:
-        """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores."""
-        if isinstance(texts, str):
-            raise TypeError("encode_batch() takes a list of str; for one text use encode()")
-        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
-            raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"encode_batch() texts[{i}] is {type(t).__name__}, not str")
-            self._check_disallowed(t, allowed_special, disallowed_special)
+        """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores.
+        The ids are those of :meth:`encode` on each text, whatever the number of threads."""
+        _check_threads(num_threads)
+        texts = self._batch(texts, "encode_batch", allowed_special, disallowed_special)
         allowed = self._allowed_ids(allowed_special)
         try:
             return self._core.encode_batch(texts, allowed, num_threads=num_threads)
         except UnicodeEncodeError:
             return self._core.encode_batch([_repair_surrogates(t) for t in texts], allowed, num_threads=num_threads)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        limit: int | None = None,
+        num_threads: int | None = 1,
+    ) -> int:
+        """The number of tokens of ``text``: ``len(encode(text, ...))`` with the same arguments
+        (and the same errors), without building the list of ids.
+
+        With ``limit=N``, counting stops as soon as the count exceeds ``N`` and the result is
+        ``min(count, N + 1)``: ``count(text, limit=N) <= N`` tells whether the text fits in ``N``
+        tokens, at the cost of reading only the start of a text that does not.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"count() takes a str, not {type(text).__name__}")
+        _check_threads(num_threads)
+        _check_limit(limit)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return self._core.count(text, allowed, limit=limit, num_threads=num_threads)
+        except UnicodeEncodeError:
+            return self._core.count(_repair_surrogates(text), allowed, limit=limit, num_threads=num_threads)
+
+    def count_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        limit: int | None = None,
+        num_threads: int | None = None,
+    ) -> list[int]:
+        """:meth:`count` of each text, in parallel (``num_threads=None``: all cores); ``limit``
+        applies to each text."""
+        _check_threads(num_threads)
+        _check_limit(limit)
+        texts = self._batch(texts, "count_batch", allowed_special, disallowed_special)
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return self._core.count_batch(texts, allowed, limit=limit, num_threads=num_threads)
+        except UnicodeEncodeError:
+            repaired = [_repair_surrogates(t) for t in texts]
+            return self._core.count_batch(repaired, allowed, limit=limit, num_threads=num_threads)
 
     def encode_iterable(
         self,
@@ -381,6 +441,18 @@ class Tokenizer:
         from bytepair._fileformat import load
 
         return load(path)
+
+
+def _check_threads(num_threads: int | None) -> None:
+    if num_threads is not None and (
+        not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1
+    ):
+        raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise BytepairError(f"limit must be a non-negative int or None, got {limit!r}")
 
 
 def _core_unknown(id: int) -> Exception:

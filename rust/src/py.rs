@@ -11,10 +11,9 @@ use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValu
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
-use rayon::prelude::*;
 
 use crate::count::{PieceCounter, SpecialSplitter};
-use crate::encode::{Bpe, Encoder};
+use crate::encode::{Bpe, Encoder, Parallel};
 use crate::error::Error;
 use crate::pretok::{Pretokenizer, PRESETS};
 use crate::train::{train, TrainOptions};
@@ -258,16 +257,17 @@ struct PyEncoder {
     inner: Encoder,
 }
 
-fn pool(num_threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
-    match num_threads {
-        None => Ok(None),
-        Some(0) => Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map(Some)
-            .map_err(|e| to_py(Error::Invalid(format!("cannot start {n} threads: {e}")))),
+/// Threads and chunking for one call: `None` threads means all cores.
+fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<Parallel> {
+    let threads = match num_threads {
+        None => crate::threads::default_threads(),
+        Some(0) => return Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
+        Some(n) => n,
+    };
+    if chunk_bytes == Some(0) {
+        return Err(to_py(Error::Invalid("chunk_bytes must be at least 1".into())));
     }
+    Ok(Parallel { threads, chunk_bytes })
 }
 
 #[pymethods]
@@ -294,48 +294,99 @@ impl PyEncoder {
         Ok(PyEncoder { inner })
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
-        py.detach(|| {
-            let mut out = Vec::with_capacity(text.len() / 4);
-            self.inner.encode_ordinary_into(&text, &mut out).map(|_| out)
-        })
-        .map_err(to_py)
+    /// `chunk_bytes` (private, for tests) cuts the text into chunks of about that size even
+    /// with one thread; it changes no result.
+    #[pyo3(signature = (text, *, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, *, num_threads=1, chunk_bytes=None)")]
+    fn encode_ordinary(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Vec<Rank>> {
+        self.encode(py, text, Vec::new(), num_threads, chunk_bytes)
     }
 
     /// Encodes with the special tokens whose ids are in `allowed` recognised.
-    fn encode(&self, py: Python<'_>, text: PyBackedStr, allowed: Vec<Rank>) -> PyResult<Vec<Rank>> {
+    #[pyo3(signature = (text, allowed, *, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, allowed, *, num_threads=1, chunk_bytes=None)")]
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Vec<Rank>> {
+        let par = parallel(num_threads, chunk_bytes)?;
         py.detach(|| {
-            let mut out = Vec::with_capacity(text.len() / 4);
-            self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
+            if par.threads == 1 && par.chunk_bytes.is_none() {
+                let mut out = Vec::with_capacity(text.len() / 4);
+                self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
+            } else {
+                self.inner.encode_texts(&[&*text], &allowed, par).map(|mut v| v.pop().unwrap_or_default())
+            }
         })
         .map_err(to_py)
     }
 
-    #[pyo3(signature = (texts, allowed, *, num_threads=None))]
+    #[pyo3(signature = (texts, allowed, *, num_threads=None, chunk_bytes=None))]
     fn encode_batch(
         &self,
         py: Python<'_>,
         texts: Vec<PyBackedStr>,
         allowed: Vec<Rank>,
         num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
     ) -> PyResult<Vec<Vec<Rank>>> {
-        let pool = pool(num_threads)?;
+        let par = parallel(num_threads, chunk_bytes)?;
         py.detach(|| {
-            let run = || {
-                texts
-                    .par_iter()
-                    .map(|t| {
-                        let mut out = Vec::with_capacity(t.len() / 4);
-                        self.inner.encode_into(t, &allowed, &mut out).map(|_| out)
-                    })
-                    .collect::<crate::error::Result<Vec<_>>>()
-            };
-            match &pool {
-                Some(p) => p.install(run),
-                None => run(),
-            }
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.encode_texts(&refs, &allowed, par)
         })
         .map_err(to_py)
+    }
+
+    /// The number of tokens `encode` would give; with `limit`, `min(count, limit + 1)`,
+    /// stopping as soon as the count exceeds `limit`.
+    #[pyo3(signature = (text, allowed, *, limit=None, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, allowed, *, limit=None, num_threads=1, chunk_bytes=None)")]
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        allowed: Vec<Rank>,
+        limit: Option<usize>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<usize> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        py.detach(|| self.inner.count_texts(&[&*text], &allowed, limit, par).map(|v| v[0])).map_err(to_py)
+    }
+
+    /// `count` of each text.
+    #[pyo3(signature = (texts, allowed, *, limit=None, num_threads=None, chunk_bytes=None))]
+    fn count_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        limit: Option<usize>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Vec<usize>> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.count_texts(&refs, &allowed, limit, par)
+        })
+        .map_err(to_py)
+    }
+
+    /// Empties the piece caches (for benchmarks that measure a cold start).
+    fn clear_cache(&self) {
+        self.inner.clear_cache()
     }
 
     /// (byte offset, id) of the first special token among `among` found in `text`, or None.
