@@ -644,21 +644,39 @@ impl Bpe {
 
     /// 2 <= piece.len() < LONG_PIECE.
     fn encode_short(&self, piece: &[u8], out: &mut Vec<Rank>) {
-        let mut m = piece.len();
-        let mut tok = [0 as Rank; LONG_PIECE];
-        // pr[i]: packed (priority, result) of merging tok[i] and tok[i + 1].
-        let mut pr = [NONE; LONG_PIECE];
-        for (t, &b) in tok.iter_mut().zip(piece) {
-            *t = self.byte_ids[b as usize];
+        match piece.len() {
+            0..=16 => self.encode_short_n::<16>(piece, out),
+            17..=32 => self.encode_short_n::<32>(piece, out),
+            33..=64 => self.encode_short_n::<64>(piece, out),
+            _ => self.encode_short_n::<LONG_PIECE>(piece, out),
         }
-        for (p, w) in pr.iter_mut().zip(piece.windows(2)) {
-            *p = self.byte_pairs[(w[0] as usize) << 8 | w[1] as usize];
+    }
+
+    /// The short path on arrays of `N` (>= piece.len()) on the stack: tokens stay where their
+    /// first byte was, linked to their neighbours, so a merge moves nothing; each round scans
+    /// the pair priorities (merged-away positions hold `NONE`) for the leftmost lowest.
+    #[inline(always)]
+    fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        let n = piece.len();
+        debug_assert!((2..=N).contains(&n) && N <= 256);
+        let mut tok = [0 as Rank; N];
+        // pr[i]: packed (priority, result) of merging the token at i with the next one.
+        let mut pr = [NONE; N];
+        let mut next = [0u8; N]; // n: none
+        let mut prev = [0u8; N]; // only read for tokens that have one
+        for i in 0..n {
+            tok[i] = self.byte_ids[piece[i] as usize];
+            next[i] = (i + 1) as u8;
+            prev[i] = i.wrapping_sub(1) as u8;
         }
-        loop {
-            // The leftmost lowest (priority, result).
+        for i in 0..n - 1 {
+            pr[i] = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize];
+        }
+        let mut left = n;
+        while left > 1 {
             let mut best = NONE;
             let mut at = 0;
-            for (i, &p) in pr[..m - 1].iter().enumerate() {
+            for (i, &p) in pr[..n - 1].iter().enumerate() {
                 if p < best {
                     best = p;
                     at = i;
@@ -667,21 +685,29 @@ impl Bpe {
             if best == NONE {
                 break;
             }
+            // Merge the token at `at` with the next one, at `j`.
+            let j = next[at] as usize;
             tok[at] = best as Rank;
-            tok.copy_within(at + 2..m, at + 1);
-            pr.copy_within(at + 1..m - 1, at);
-            m -= 1;
-            if at + 1 < m {
-                pr[at] = self.pair(tok[at], tok[at + 1]);
+            pr[j] = NONE;
+            let k = next[j] as usize;
+            next[at] = k as u8;
+            left -= 1;
+            if k < n {
+                prev[k] = at as u8;
+                pr[at] = self.pair(tok[at], tok[k]);
+            } else {
+                pr[at] = NONE;
             }
             if at > 0 {
-                pr[at - 1] = self.pair(tok[at - 1], tok[at]);
-            }
-            if m == 1 {
-                break;
+                let h = prev[at] as usize;
+                pr[h] = self.pair(tok[h], tok[at]);
             }
         }
-        out.extend_from_slice(&tok[..m]);
+        let mut i = 0;
+        while i < n {
+            out.push(tok[i]);
+            i = next[i] as usize;
+        }
     }
 
     /// Any length >= 2: a heap of packed (priority, position) over a linked list of tokens.

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::count::{PieceCounter, SpecialSplitter};
@@ -255,6 +256,39 @@ fn train_from_counts(
 #[pyclass(module = "bytepair._core", frozen, name = "Encoder")]
 struct PyEncoder {
     inner: Encoder,
+    /// One Python int per id below `id_bound`, made on first use: a returned list holds
+    /// references to these instead of a new int object per token. Building the list is then an
+    /// increment per id, where allocating the ints cost as much as encoding English prose.
+    ints: PyOnceLock<Vec<Py<PyAny>>>,
+    id_bound: Rank,
+}
+
+impl PyEncoder {
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(py, || {
+            (0..self.id_bound)
+                .map(|id| {
+                    let Ok(int) = id.into_pyobject(py);
+                    int.into_any().unbind()
+                })
+                .collect()
+        });
+        PyList::new(
+            py,
+            ids.iter().map(|&id| match ints.get(id as usize) {
+                Some(int) => int.bind(py).clone(),
+                None => {
+                    let Ok(int) = id.into_pyobject(py);
+                    int.into_any()
+                }
+            }),
+        )
+    }
+
+    fn id_lists<'py>(&self, py: Python<'py>, lists: &[Vec<Rank>]) -> PyResult<Bound<'py, PyList>> {
+        let lists = lists.iter().map(|ids| self.id_list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
 }
 
 /// Threads and chunking for one call: `None` threads means all cores.
@@ -290,37 +324,38 @@ impl PyEncoder {
                 None => Bpe::from_ranks(vocab),
             })
             .map_err(to_py)?;
+        let id_bound = special_tokens.iter().map(|(_, id)| id.saturating_add(1)).fold(bpe.id_bound() as Rank, Rank::max);
         let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
-        Ok(PyEncoder { inner })
+        Ok(PyEncoder { inner, ints: PyOnceLock::new(), id_bound })
     }
 
     /// `chunk_bytes` (private, for tests) cuts the text into chunks of about that size even
     /// with one thread; it changes no result.
     #[pyo3(signature = (text, *, num_threads=Some(1), chunk_bytes=None),
            text_signature = "(self, /, text, *, num_threads=1, chunk_bytes=None)")]
-    fn encode_ordinary(
+    fn encode_ordinary<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: PyBackedStr,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
-    ) -> PyResult<Vec<Rank>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         self.encode(py, text, Vec::new(), num_threads, chunk_bytes)
     }
 
     /// Encodes with the special tokens whose ids are in `allowed` recognised.
     #[pyo3(signature = (text, allowed, *, num_threads=Some(1), chunk_bytes=None),
            text_signature = "(self, /, text, allowed, *, num_threads=1, chunk_bytes=None)")]
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: PyBackedStr,
         allowed: Vec<Rank>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
-    ) -> PyResult<Vec<Rank>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let par = parallel(num_threads, chunk_bytes)?;
-        py.detach(|| {
+        let ids = py.detach(|| {
             if par.threads == 1 && par.chunk_bytes.is_none() {
                 let mut out = Vec::with_capacity(text.len() / 4);
                 self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
@@ -328,24 +363,27 @@ impl PyEncoder {
                 self.inner.encode_texts(&[&*text], &allowed, par).map(|mut v| v.pop().unwrap_or_default())
             }
         })
-        .map_err(to_py)
+        .map_err(to_py)?;
+        self.id_list(py, &ids)
     }
 
     #[pyo3(signature = (texts, allowed, *, num_threads=None, chunk_bytes=None))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<PyBackedStr>,
         allowed: Vec<Rank>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let par = parallel(num_threads, chunk_bytes)?;
-        py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            self.inner.encode_texts(&refs, &allowed, par)
-        })
-        .map_err(to_py)
+        let lists = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_texts(&refs, &allowed, par)
+            })
+            .map_err(to_py)?;
+        self.id_lists(py, &lists)
     }
 
     /// The number of tokens `encode` would give; with `limit`, `min(count, limit + 1)`,
