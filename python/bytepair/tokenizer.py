@@ -120,14 +120,31 @@ class Tokenizer:
         if normalization not in (None, "none"):
             raise BytepairError(f"normalization {normalization!r} is not supported yet; use None")
         self._pattern_name, self._pattern = resolve(pattern)
-        self._vocab = vocab
+        core = _core.Encoder(sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1]))
+        self._adopt(core, vocab, merges, specials, training)
+
+    def _adopt(
+        self,
+        core: _core.Encoder,
+        vocab: dict[int, bytes] | None,
+        merges: list[tuple[bytes, bytes]] | None,
+        specials: dict[str, int],
+        training: Mapping[str, Any] | None,
+    ) -> None:
+        self._core = core
+        self._vocab_dict = vocab
         self._merges = merges
         self._special_tokens = dict(specials)
         self._training: dict[str, Any] = dict(training or {})
-        self._core = _core.Encoder(
-            sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1])
-        )
         self._special_set = frozenset(specials)
+
+    @property
+    def _vocab(self) -> dict[int, bytes]:
+        """``{id: bytes}``; made from the extension on first use for tokenizers loaded from rank
+        files (o200k_base's would be 200,000 bytes objects that most programs never look at)."""
+        if self._vocab_dict is None:
+            self._vocab_dict = dict(self._core.vocab())
+        return self._vocab_dict
 
     @classmethod
     def _from_merges(
@@ -160,6 +177,21 @@ class Tokenizer:
         self._init(vocab, None, None, dict(special_tokens), pattern, None, training)
         return self
 
+    @classmethod
+    def _from_rank_file(
+        cls, data: bytes, *, special_tokens: Mapping[str, int], pattern: str | None
+    ) -> Tokenizer | None:
+        """Like :meth:`_from_ranks` from the content of a rank file, read by the extension; None
+        when that content is not in the common form (the caller then parses it in Python)."""
+        self = cls.__new__(cls)
+        self._pattern_name, self._pattern = resolve(pattern)
+        specials = dict(special_tokens)
+        core = _core.Encoder.from_tiktoken(data, self._pattern, sorted(specials.items(), key=lambda kv: kv[1]))
+        if core is None:
+            return None
+        self._adopt(core, None, None, specials, None)
+        return self
+
     # ------------------------------------------------------------------ properties
 
     _name: str | None = None
@@ -172,7 +204,8 @@ class Tokenizer:
     @property
     def vocab_size(self) -> int:
         """Number of ids: ordinary tokens plus special tokens."""
-        return len(self._vocab) + sum(1 for i in self._special_tokens.values() if i not in self._vocab)
+        # A special token is counted apart unless its id is an ordinary token (with its bytes).
+        return self._core.size + sum(1 for t, i in self._special_tokens.items() if self._core.lookup(t.encode()) != i)
 
     @property
     def vocab(self) -> dict[int, bytes]:

@@ -18,6 +18,7 @@ pub mod count;
 pub mod encode;
 pub mod error;
 pub mod pretok;
+pub mod ranks;
 pub mod threads;
 pub mod train;
 

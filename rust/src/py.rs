@@ -264,6 +264,13 @@ struct PyEncoder {
 }
 
 impl PyEncoder {
+    fn build(bpe: Bpe, pretok: Pretokenizer, special_tokens: Vec<(String, Rank)>) -> PyResult<Self> {
+        let id_bound =
+            special_tokens.iter().map(|(_, id)| id.saturating_add(1)).fold(bpe.id_bound() as Rank, Rank::max);
+        let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
+        Ok(PyEncoder { inner, ints: PyOnceLock::new(), id_bound })
+    }
+
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_init(py, || {
             (0..self.id_bound)
@@ -324,9 +331,31 @@ impl PyEncoder {
                 None => Bpe::from_ranks(vocab),
             })
             .map_err(to_py)?;
-        let id_bound = special_tokens.iter().map(|(_, id)| id.saturating_add(1)).fold(bpe.id_bound() as Rank, Rank::max);
-        let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
-        Ok(PyEncoder { inner, ints: PyOnceLock::new(), id_bound })
+        Self::build(bpe, pretok, special_tokens)
+    }
+
+    /// The encoder of a tiktoken rank file's content (tiktoken's rank semantics), or None when
+    /// the content is not in the strict common form (`ranks::parse`): then the Python reader
+    /// parses it, and names what is wrong if anything is.
+    #[staticmethod]
+    fn from_tiktoken(
+        py: Python<'_>,
+        data: &[u8],
+        pattern: Option<&str>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Option<Self>> {
+        let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+        let bpe = py.detach(|| crate::ranks::parse(data).map(Bpe::from_ranks).transpose()).map_err(to_py)?;
+        bpe.map(|bpe| Self::build(bpe, pretok, special_tokens)).transpose()
+    }
+
+    /// The ordinary tokens as (id, bytes), by id.
+    fn vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let bpe = &self.inner.bpe;
+        let items = (0..bpe.id_bound() as Rank)
+            .filter_map(|id| bpe.token_bytes(id).ok().map(|b| (id, PyBytes::new(py, b))))
+            .collect::<Vec<_>>();
+        PyList::new(py, items)
     }
 
     /// `chunk_bytes` (private, for tests) cuts the text into chunks of about that size even
