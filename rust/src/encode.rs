@@ -22,8 +22,9 @@
 //! - Pieces that are not one token (10 % of pieces in prose, 25-30 % in multilingual text, where
 //!   they hold 60 % of the bytes) go through the piece cache first: a bounded table of
 //!   piece -> ids, one shard per thread (`PieceCache`), keyed by the hash already computed for the
-//!   vocabulary lookup, its keys and ids in two flat arenas (no allocation per entry). It is
-//!   cleared when full, so memory stays bounded whatever the text.
+//!   vocabulary lookup, its keys and ids in two flat arenas (no allocation per entry). It keeps
+//!   two generations of at most 64 Ki pieces (about 4 MiB each), so memory stays bounded
+//!   whatever the text, and text with more distinct pieces than that still finds recent ones.
 //! - The first round of merges of a piece is over single bytes, so the priorities of all byte
 //!   pairs sit in a flat 64 Ki table (`byte_pairs`, 512 KiB): no hashing for the first n-1
 //!   lookups. Later pairs use `PairTable`, open addressing on the packed pair, whose value holds
@@ -285,10 +286,9 @@ struct CacheEntry {
     ids_len: u32,
 }
 
-/// A bounded cache of piece -> ids for pieces that are not one token. Keys and ids live in two
-/// flat arenas; the table is cleared whole when it is full.
+/// One generation of the piece cache: keys and ids live in two flat arenas.
 #[derive(Debug, Default)]
-pub struct PieceCache {
+struct CacheTable {
     /// Entry index + 1; 0 is empty. Allocated on first insert.
     slots: Vec<u32>,
     entries: Vec<CacheEntry>,
@@ -296,10 +296,11 @@ pub struct PieceCache {
     ids: Vec<Rank>,
 }
 
+/// Slots of one generation (a power of two), and the entries it holds at most (half of them).
 const CACHE_BITS: u32 = 17;
 const CACHE_ENTRIES: usize = 1 << (CACHE_BITS - 1);
 
-impl PieceCache {
+impl CacheTable {
     #[inline]
     fn get(&self, piece: &[u8], h: u64) -> Option<&[Rank]> {
         if self.slots.is_empty() {
@@ -323,13 +324,13 @@ impl PieceCache {
         }
     }
 
-    /// Adds a piece that `get` did not find.
+    fn is_full(&self) -> bool {
+        self.entries.len() >= CACHE_ENTRIES
+    }
+
+    /// Adds a piece that `get` did not find (the table is not full).
     fn insert(&mut self, piece: &[u8], h: u64, ids: &[Rank]) {
         if self.slots.is_empty() {
-            self.slots = vec![0; 1 << CACHE_BITS];
-        }
-        if self.entries.len() >= CACHE_ENTRIES {
-            self.clear();
             self.slots = vec![0; 1 << CACHE_BITS];
         }
         let mask = (1 << CACHE_BITS) - 1;
@@ -349,11 +350,52 @@ impl PieceCache {
         self.ids.extend_from_slice(ids);
     }
 
-    fn clear(&mut self) {
-        self.slots = Vec::new();
+    /// Empties the table, keeping its memory for the next generation.
+    fn reset(&mut self) {
+        self.slots.fill(0);
         self.entries.clear();
         self.keys.clear();
         self.ids.clear();
+    }
+}
+
+/// A bounded cache of piece -> ids for pieces that are not one token, in two generations:
+/// pieces go into the young one; when it is full, the old one is emptied and becomes the young
+/// one. A piece found in the old generation is copied into the young one, so pieces in use
+/// survive, and text with more distinct pieces than fit still finds the recent ones (a cache
+/// emptied whole when full would find none of them on a second pass over such a text).
+#[derive(Debug, Default)]
+pub struct PieceCache {
+    young: CacheTable,
+    old: CacheTable,
+}
+
+impl PieceCache {
+    /// Appends the ids of `piece` to `out` if it is cached.
+    #[inline]
+    fn get_into(&mut self, piece: &[u8], h: u64, out: &mut Vec<Rank>) -> bool {
+        if let Some(ids) = self.young.get(piece, h) {
+            out.extend_from_slice(ids);
+            return true;
+        }
+        let Some(ids) = self.old.get(piece, h) else { return false };
+        let start = out.len();
+        out.extend_from_slice(ids);
+        self.insert(piece, h, start, out);
+        true
+    }
+
+    /// Adds `piece`, whose ids are `out[start..]`.
+    fn insert(&mut self, piece: &[u8], h: u64, start: usize, out: &[Rank]) {
+        if self.young.is_full() {
+            std::mem::swap(&mut self.young, &mut self.old);
+            self.young.reset();
+        }
+        self.young.insert(piece, h, &out[start..]);
+    }
+
+    fn clear(&mut self) {
+        *self = PieceCache::default();
     }
 }
 
@@ -587,13 +629,12 @@ impl Bpe {
         }
         match cache {
             Some(cache) if piece.len() < LONG_PIECE => {
-                if let Some(ids) = cache.get(piece, h) {
-                    out.extend_from_slice(ids);
+                if cache.get_into(piece, h, out) {
                     return;
                 }
                 let start = out.len();
                 self.encode_by_merges(piece, out);
-                cache.insert(piece, h, &out[start..]);
+                cache.insert(piece, h, start, out);
             }
             _ => self.encode_by_merges(piece, out),
         }
@@ -615,11 +656,10 @@ impl Bpe {
         scratch.clear();
         match cache {
             Some(cache) if piece.len() < LONG_PIECE => {
-                if let Some(ids) = cache.get(piece, h) {
-                    return ids.len();
+                if !cache.get_into(piece, h, scratch) {
+                    self.encode_by_merges(piece, scratch);
+                    cache.insert(piece, h, 0, scratch);
                 }
-                self.encode_by_merges(piece, scratch);
-                cache.insert(piece, h, scratch);
             }
             _ => self.encode_by_merges(piece, scratch),
         }
@@ -1361,5 +1401,28 @@ mod tests {
         assert_eq!(bpe.lookup(b""), None);
         assert_eq!(bpe.lookup(b"\0"), Some(0));
         assert_eq!(bpe.lookup(b"a\0"), None);
+    }
+
+    #[test]
+    fn piece_cache_keeps_recent_pieces_across_generations() {
+        let mut cache = PieceCache::default();
+        let n = 2 * CACHE_ENTRIES + 100;
+        let key = |i: usize| format!("piece {i}").into_bytes();
+        let hash = |k: &[u8]| hash_bytes(k, head(k));
+        for i in 0..n {
+            let k = key(i);
+            let mut out = vec![7];
+            assert!(!cache.get_into(&k, hash(&k), &mut out));
+            out.push(i as Rank);
+            cache.insert(&k, hash(&k), 1, &out);
+        }
+        for i in (0..n).rev().take(CACHE_ENTRIES) {
+            let k = key(i);
+            let mut out = Vec::new();
+            assert!(cache.get_into(&k, hash(&k), &mut out), "{i}");
+            assert_eq!(out, vec![i as Rank]);
+        }
+        let k = key(0);
+        assert!(!cache.get_into(&k, hash(&k), &mut Vec::new()));
     }
 }
