@@ -36,8 +36,6 @@
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -400,6 +398,74 @@ impl PieceCache {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A min-heap of u64 with four children per node
+
+/// The long-piece path keeps one entry per candidate merge: millions for a long piece, far more
+/// than the CPU caches hold. With four children per node (one cache line of u64) the heap is
+/// half as deep as a binary one, so a pop touches about half as many lines.
+struct QuadHeap {
+    v: Vec<u64>,
+}
+
+impl QuadHeap {
+    fn from_vec(v: Vec<u64>) -> Self {
+        let mut heap = QuadHeap { v };
+        for i in (0..heap.v.len().div_ceil(4)).rev() {
+            heap.sift_down(i);
+        }
+        heap
+    }
+
+    fn push(&mut self, x: u64) {
+        let mut i = self.v.len();
+        self.v.push(x);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.v[parent] <= x {
+                break;
+            }
+            self.v[i] = self.v[parent];
+            i = parent;
+        }
+        self.v[i] = x;
+    }
+
+    fn pop(&mut self) -> Option<u64> {
+        let last = self.v.pop()?;
+        if self.v.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.v[0], last);
+        self.sift_down(0);
+        Some(top)
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.v.len();
+        let x = self.v[i];
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let end = (first + 4).min(n);
+            let mut child = first;
+            for c in first + 1..end {
+                if self.v[c] < self.v[child] {
+                    child = c;
+                }
+            }
+            if self.v[child] >= x {
+                break;
+            }
+            self.v[i] = self.v[child];
+            i = child;
+        }
+        self.v[i] = x;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The BPE model
 
 #[derive(Debug)]
@@ -757,15 +823,17 @@ impl Bpe {
         let mut tok: Vec<Rank> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
         let mut next: Vec<u32> = (1..=n).collect(); // n: none
         let mut prev: Vec<u32> = (0..n).map(|i| i.wrapping_sub(1)).collect(); // u32::MAX: none
-        let mut heap: BinaryHeap<Reverse<u64>> = piece
-            .windows(2)
-            .enumerate()
-            .filter_map(|(i, w)| {
-                let v = self.byte_pairs[(w[0] as usize) << 8 | w[1] as usize];
-                (v != NONE).then_some(Reverse((v >> 32) << 32 | i as u64))
-            })
-            .collect();
-        while let Some(Reverse(entry)) = heap.pop() {
+        let mut heap = QuadHeap::from_vec(
+            piece
+                .windows(2)
+                .enumerate()
+                .filter_map(|(i, w)| {
+                    let v = self.byte_pairs[(w[0] as usize) << 8 | w[1] as usize];
+                    (v != NONE).then_some((v >> 32) << 32 | i as u64)
+                })
+                .collect(),
+        );
+        while let Some(entry) = heap.pop() {
             let (p, i) = ((entry >> 32) as u32, entry as u32 as usize);
             let j = next[i];
             if tok[i] == DEAD || j >= n {
@@ -783,14 +851,14 @@ impl Bpe {
                 prev[k as usize] = i as u32;
                 let v = self.pair(tok[i], tok[k as usize]);
                 if v != NONE {
-                    heap.push(Reverse((v >> 32) << 32 | i as u64));
+                    heap.push((v >> 32) << 32 | i as u64);
                 }
             }
             let h = prev[i];
             if h != u32::MAX {
                 let v = self.pair(tok[h as usize], tok[i]);
                 if v != NONE {
-                    heap.push(Reverse((v >> 32) << 32 | h as u64));
+                    heap.push((v >> 32) << 32 | h as u64);
                 }
             }
         }
@@ -1424,5 +1492,27 @@ mod tests {
         }
         let k = key(0);
         assert!(!cache.get_into(&k, hash(&k), &mut Vec::new()));
+    }
+
+    #[test]
+    fn quad_heap_pops_in_order() {
+        let mut seed = 99u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % 1000
+        };
+        let start: Vec<u64> = (0..517).map(|_| rnd()).collect();
+        let mut heap = QuadHeap::from_vec(start.clone());
+        let mut all = start;
+        for _ in 0..300 {
+            let x = rnd();
+            heap.push(x);
+            all.push(x);
+        }
+        all.sort_unstable();
+        let popped: Vec<u64> = std::iter::from_fn(|| heap.pop()).collect();
+        assert_eq!(popped, all);
     }
 }
