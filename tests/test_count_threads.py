@@ -92,7 +92,7 @@ def test_count_limit_exact_edges(pretrained: Tokenizer) -> None:
     s = SHAKESPEARE[:20_000]
     n = len(pretrained.encode_ordinary(s))
     assert pretrained.count(s) == n
-    for limit in (0, 1, n - 1, n, n + 1, 10**12):
+    for limit in (0, 1, n - 1, n, n + 1, 10**12, 2**62, 10**30):
         assert pretrained.count(s, limit=limit) == min(n, limit + 1)
     assert pretrained.count("") == 0
     assert pretrained.count("", limit=0) == 0

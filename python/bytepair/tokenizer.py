@@ -368,7 +368,7 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"count() takes a str, not {type(text).__name__}")
         _check_threads(num_threads)
-        _check_limit(limit)
+        limit = _check_limit(limit)
         self._check_disallowed(text, allowed_special, disallowed_special)
         allowed = self._allowed_ids(allowed_special)
         try:
@@ -388,7 +388,7 @@ class Tokenizer:
         """:meth:`count` of each text, in parallel (``num_threads=None``: all cores); ``limit``
         applies to each text."""
         _check_threads(num_threads)
-        _check_limit(limit)
+        limit = _check_limit(limit)
         texts = self._batch(texts, "count_batch", allowed_special, disallowed_special)
         allowed = self._allowed_ids(allowed_special)
         try:
@@ -483,9 +483,11 @@ def _check_threads(num_threads: int | None) -> None:
         raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
 
 
-def _check_limit(limit: int | None) -> None:
+def _check_limit(limit: int | None) -> int | None:
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise BytepairError(f"limit must be a non-negative int or None, got {limit!r}")
+    # No text has 2**62 tokens: a larger limit is no limit (and would not fit the extension's int).
+    return None if limit is None or limit >= 2**62 else limit
 
 
 def _core_unknown(id: int) -> Exception:

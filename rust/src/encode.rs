@@ -915,7 +915,7 @@ const MIN_CHUNK: usize = 128 << 10;
 const COUNT_FLUSH: usize = 1024;
 
 /// A leftmost-longest matcher for a set of special tokens and their ids, by pattern index.
-struct Matcher {
+pub(crate) struct Matcher {
     automaton: AhoCorasick,
     ids: Vec<Rank>,
 }
@@ -1028,7 +1028,7 @@ impl Encoder {
         }
     }
 
-    fn matcher(&self, ids: &[Rank]) -> Result<Option<Arc<Matcher>>> {
+    pub(crate) fn matcher(&self, ids: &[Rank]) -> Result<Option<Arc<Matcher>>> {
         if ids.is_empty() {
             return Ok(None);
         }
@@ -1097,7 +1097,7 @@ impl Encoder {
         self.pretok.try_for_each_piece(&text[start..], |p| f(Item::Piece(p.as_bytes())))
     }
 
-    fn encode_chunk(&self, text: &str, matcher: Option<&Matcher>, out: &mut Vec<Rank>) -> Result<()> {
+    pub(crate) fn encode_chunk(&self, text: &str, matcher: Option<&Matcher>, out: &mut Vec<Rank>) -> Result<()> {
         let mut cache = self.cache();
         self.walk(text, matcher, |item| {
             match item {
@@ -1193,7 +1193,7 @@ impl Encoder {
     }
 
     /// The chunks of every text, as (text index, chunk), for `par`.
-    fn work<'t>(&self, texts: &[&'t str], par: Parallel) -> Vec<(usize, &'t str)> {
+    pub(crate) fn work<'t>(&self, texts: &[&'t str], par: Parallel) -> Vec<(usize, &'t str)> {
         let total: usize = texts.iter().map(|t| t.len()).sum();
         let size = match par.chunk_bytes {
             Some(size) => Some(size),
