@@ -24,6 +24,8 @@ Peers, built offline from the rank files bytepair ships (no download):
   tiktoken    tiktoken.Encoding(pat_str, mergeable_ranks, special_tokens): the reference
   riptoken    riptoken.CoreBPE(ranks, special_tokens, pattern).encode_ordinary
   bpe-openai  bpe_openai._bindings.tokenizer_for_encoding(name).encode (its own embedded data)
+  quicktok    quicktok.Tokenizer(name, "").encode_ordinary (its own bundled data)
+  kitoken     kitoken.Kitoken.from_tiktoken_file(<rank file>).encode
   tokie       tokie.Tokenizer.from_json(<tokenizer.json exported here>).encode_bytes
   hf          tokenizers.Tokenizer.from_file(<same tokenizer.json>).encode(..).ids
 A peer that does not import is reported as skipped. The tokenizer.json export writes the
@@ -57,7 +59,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 CORPORA = ["prose", "code", "multilingual"]
 ENCODINGS = ["cl100k_base", "o200k_base"]
-PEERS = ["tiktoken", "riptoken", "bpe-openai", "tokie", "hf"]
+PEERS = ["tiktoken", "riptoken", "bpe-openai", "quicktok", "kitoken", "tokie", "hf"]
 
 # tiktoken's definitions, written out (the same as tests/test_encodings.py).
 PATTERNS = {
@@ -206,8 +208,8 @@ def build_encoders(name: str, peers: list[str], workdir: Path) -> tuple[dict[str
     """({encoder: factory of a fresh encode_ordinary}, {peer: why skipped}, {name: objects}).
 
     A factory returns an encoder in its cold state: bytepair's piece cache emptied; a new
-    object for the peers that may cache (riptoken, tokie, hf); the same object for those that
-    have no cache (tiktoken, bpe-openai's global tokenizer)."""
+    object for the peers that may cache (riptoken, quicktok, kitoken, tokie, hf); the same object for those that
+    have no cache (tiktoken, bpe-openai's global tokenizer). Factories run outside the timing."""
     import bytepair
 
     tok = bytepair.get_encoding(name)
@@ -239,6 +241,20 @@ def build_encoders(name: str, peers: list[str], workdir: Path) -> tuple[dict[str
 
                 bo = _bindings.tokenizer_for_encoding(name)
                 factories[peer] = lambda bo=bo: bo.encode
+            elif peer == "quicktok":
+                import quicktok
+
+                def fresh_quicktok() -> Encode:
+                    return quicktok.Tokenizer(name, "").encode_ordinary  # its bundled copy
+
+                factories[peer] = fresh_quicktok
+            elif peer == "kitoken":
+                import kitoken
+
+                def fresh_kitoken(path: Path = rank_file(name, workdir)) -> Encode:
+                    return kitoken.Kitoken.from_tiktoken_file(str(path)).encode
+
+                factories[peer] = fresh_kitoken
             elif peer == "tokie":
                 import tokie
 
