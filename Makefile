@@ -32,6 +32,7 @@ bench:  ## build the benchmark corpus (see bench/README.md) and compare with pee
 	$(PYTHON) bench/make_corpus.py
 	$(PYTHON) bench/bench_train.py
 	$(PYTHON) bench/bench_train.py --small
+	$(PYTHON) bench/bench_encode.py
 
 .PHONY: lint
 lint:  ## formatting and lints (Rust and Python)
