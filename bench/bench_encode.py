@@ -7,15 +7,17 @@ Sections (each prints a table; ratios are bytepair / peer, higher is better for 
            code and multilingual text (bench/corpus/*.txt), for cl100k_base and o200k_base.
            Each corpus sample (--mb MiB) is cut at newlines into documents of about --doc-kb
            KiB, encoded one call per document; the time is the calling thread's CPU time
-           (thread_time), best of --repeat, so that other processes on a busy machine do not
-           count. bytepair's piece cache is emptied before every repetition (a cold start).
-           Every peer's ids are compared with tiktoken's on every document: "exact" or not.
+           (thread_time), so that other processes on a busy machine count less. "cold": best
+           of --repeat first passes, each by an encoder in its cold state (bytepair's piece
+           cache emptied, a new object for peers that may cache); "warm": best of --repeat
+           passes after one untimed pass. Every peer's ids are compared with tiktoken's on
+           every document: "exact" or not.
   threads  wall time of encode_batch over the same documents with 1 and 2 threads, and of one
-           large text (all documents joined) with num_threads=1 and 2; tiktoken's
-           encode_ordinary_batch beside it.
+           large text (all documents joined) with num_threads=1 and 2, cold; tiktoken's
+           encode_ordinary_batch beside it; "cores" = process CPU time / wall time.
   adversarial  one repeated letter, digits, spaces, and CJK without spaces, at 100 KB, 1 MB and
-           10 MB (bytepair) and 100 KB and 1 MB (tiktoken, in a child process with a timeout:
-           its merge loop is quadratic in the piece length).
+           10 MB (bytepair) and 100 KB and 1 MB (tiktoken, in a child process with a timeout;
+           older tiktoken versions were quadratic in the length of a piece).
   load     time to load o200k_base and resident memory added by it, each library in a fresh
            process (bytepair: get_encoding from the shipped gzip file, sha256 checked; tiktoken:
            load_tiktoken_bpe from the decompressed file with expected_hash, then Encoding()).
