@@ -130,16 +130,33 @@ class Tokenizer:
         reserved: Collection[int] = (),
         roles: Mapping[str, str] | None = None,
     ) -> None:
+        self._pattern_name, self._pattern = resolve(pattern)
+        core = _core.Encoder(sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1]))
+        self._adopt(
+            core, vocab, merges, specials, training, normalization=normalization, reserved=reserved, roles=roles
+        )
+
+    def _adopt(
+        self,
+        core: _core.Encoder,
+        vocab: dict[int, bytes] | None,
+        merges: list[tuple[bytes, bytes]] | None,
+        specials: dict[str, int],
+        training: Mapping[str, Any] | None,
+        *,
+        normalization: str | None = None,
+        reserved: Collection[int] = (),
+        roles: Mapping[str, str] | None = None,
+    ) -> None:
+        """Takes the extension's encoder and the Python-side tables (the last step of every
+        constructor)."""
         self._normalization = _normalize.canonical(normalization)
         self._normalize = _normalize.function(self._normalization)
-        self._pattern_name, self._pattern = resolve(pattern)
-        self._vocab = vocab
+        self._core = core
+        self._vocab_dict = vocab
         self._merges = merges
         self._special_tokens = dict(specials)
         self._training: dict[str, Any] = dict(training or {})
-        self._core = _core.Encoder(
-            sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1])
-        )
         self._special_set = frozenset(specials)
         by_id = {i: t for t, i in specials.items()}
         for i in reserved:
@@ -154,6 +171,14 @@ class Tokenizer:
                 raise VocabError(f"unknown special-token role {role!r}; roles are {', '.join(ROLES)}")
             if text not in self._special_tokens:
                 raise VocabError(f"the {role} token {text!r} is not a special token of this tokenizer")
+
+    @property
+    def _vocab(self) -> dict[int, bytes]:
+        """``{id: bytes}``; made from the extension on first use for tokenizers loaded from rank
+        files (o200k_base's would be 200,000 bytes objects that most programs never look at)."""
+        if self._vocab_dict is None:
+            self._vocab_dict = dict(self._core.vocab())
+        return self._vocab_dict
 
     @classmethod
     def _from_merges(
@@ -195,6 +220,21 @@ class Tokenizer:
         self._check_roles(self._roles)
         return self
 
+    @classmethod
+    def _from_rank_file(
+        cls, data: bytes, *, special_tokens: Mapping[str, int], pattern: str | None
+    ) -> Tokenizer | None:
+        """Like :meth:`_from_ranks` from the content of a rank file, read by the extension; None
+        when that content is not in the common form (the caller then parses it in Python)."""
+        self = cls.__new__(cls)
+        self._pattern_name, self._pattern = resolve(pattern)
+        specials = dict(special_tokens)
+        core = _core.Encoder.from_tiktoken(data, self._pattern, sorted(specials.items(), key=lambda kv: kv[1]))
+        if core is None:
+            return None
+        self._adopt(core, None, None, specials, None)
+        return self
+
     # ------------------------------------------------------------------ properties
 
     _name: str | None = None
@@ -207,7 +247,8 @@ class Tokenizer:
     @property
     def vocab_size(self) -> int:
         """Number of ids: ordinary tokens plus special tokens."""
-        return len(self._vocab) + sum(1 for i in self._special_tokens.values() if i not in self._vocab)
+        # A special token is counted apart unless its id is an ordinary token (with its bytes).
+        return self._core.size + sum(1 for t, i in self._special_tokens.items() if self._core.lookup(t.encode()) != i)
 
     @property
     def vocab(self) -> dict[int, bytes]:
@@ -371,11 +412,11 @@ class Tokenizer:
             return text
         return _normalize.apply(text, self._normalize, self._special_set)
 
-    def _encode_core(self, text: str, allowed: list[int]) -> list[int]:
+    def _encode_core(self, text: str, allowed: list[int], num_threads: int | None = 1) -> list[int]:
         try:
-            return self._core.encode(text, allowed)
+            return self._core.encode(text, allowed, num_threads=num_threads)
         except UnicodeEncodeError:
-            return self._core.encode(_repair_surrogates(text), allowed)
+            return self._core.encode(_repair_surrogates(text), allowed, num_threads=num_threads)
 
     def encode(
         self,
@@ -383,6 +424,7 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        num_threads: int | None = 1,
     ) -> list[int]:
         """Encodes ``text`` to token ids.
 
@@ -390,23 +432,42 @@ class Tokenizer:
         ``"all"``) become their ids; tokens in ``disallowed_special`` (default ``"all"``: every
         special token not allowed) raise :class:`DisallowedSpecialTokenError`; pass
         ``disallowed_special=()`` to encode them as ordinary text.
+
+        ``num_threads`` (default 1; ``None``: all cores) lets a large text be encoded by several
+        threads, cut where the split pattern itself ends a piece: the ids are the same whatever
+        the number of threads.
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, not {type(text).__name__}")
         text = self._norm(text)
+        _check_threads(num_threads)
         self._check_disallowed(text, allowed_special, disallowed_special)
-        return self._encode_core(text, self._allowed_ids(allowed_special))
+        return self._encode_core(text, self._allowed_ids(allowed_special), num_threads)
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encodes ``text`` treating special-token text as ordinary text."""
+    def encode_ordinary(self, text: str, *, num_threads: int | None = 1) -> list[int]:
+        """Encodes ``text`` treating special-token text as ordinary text (threads as in
+        :meth:`encode`)."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
+        _check_threads(num_threads)
         if self._normalize is not None:
             text = self._normalize(text)
         try:
-            return self._core.encode_ordinary(text)
+            return self._core.encode_ordinary(text, num_threads=num_threads)
         except UnicodeEncodeError:
-            return self._core.encode_ordinary(_repair_surrogates(text))
+            return self._core.encode_ordinary(_repair_surrogates(text), num_threads=num_threads)
+
+    def _batch(self, texts: Sequence[str], what: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> list[str]:
+        if isinstance(texts, str):
+            raise TypeError(f"{what}() takes a list of str; for one text use {what.removesuffix('_batch')}()")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"{what}() texts[{i}] is {type(t).__name__}, not str")
+            if self._normalize is not None:
+                texts[i] = t = self._norm(t)
+            self._check_disallowed(t, allowed_special, disallowed_special)
+        return texts
 
     def encode_batch(
         self,
@@ -416,23 +477,64 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
     ) -> list[list[int]]:
-        """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores."""
-        if isinstance(texts, str):
-            raise TypeError("encode_batch() takes a list of str; for one text use encode()")
-        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
-            raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"encode_batch() texts[{i}] is {type(t).__name__}, not str")
-            if self._normalize is not None:
-                texts[i] = t = self._norm(t)
-            self._check_disallowed(t, allowed_special, disallowed_special)
+        """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores.
+        The ids are those of :meth:`encode` on each text, whatever the number of threads."""
+        _check_threads(num_threads)
+        texts = self._batch(texts, "encode_batch", allowed_special, disallowed_special)
         allowed = self._allowed_ids(allowed_special)
         try:
             return self._core.encode_batch(texts, allowed, num_threads=num_threads)
         except UnicodeEncodeError:
             return self._core.encode_batch([_repair_surrogates(t) for t in texts], allowed, num_threads=num_threads)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        limit: int | None = None,
+        num_threads: int | None = 1,
+    ) -> int:
+        """The number of tokens of ``text``: ``len(encode(text, ...))`` with the same arguments
+        (and the same errors), without building the list of ids.
+
+        With ``limit=N``, counting stops as soon as the count exceeds ``N`` and the result is
+        ``min(count, N + 1)``: ``count(text, limit=N) <= N`` tells whether the text fits in ``N``
+        tokens, at the cost of reading only the start of a text that does not.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"count() takes a str, not {type(text).__name__}")
+        _check_threads(num_threads)
+        limit = _check_limit(limit)
+        text = self._norm(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return self._core.count(text, allowed, limit=limit, num_threads=num_threads)
+        except UnicodeEncodeError:
+            return self._core.count(_repair_surrogates(text), allowed, limit=limit, num_threads=num_threads)
+
+    def count_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        limit: int | None = None,
+        num_threads: int | None = None,
+    ) -> list[int]:
+        """:meth:`count` of each text, in parallel (``num_threads=None``: all cores); ``limit``
+        applies to each text."""
+        _check_threads(num_threads)
+        limit = _check_limit(limit)
+        texts = self._batch(texts, "count_batch", allowed_special, disallowed_special)
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return self._core.count_batch(texts, allowed, limit=limit, num_threads=num_threads)
+        except UnicodeEncodeError:
+            repaired = [_repair_surrogates(t) for t in texts]
+            return self._core.count_batch(repaired, allowed, limit=limit, num_threads=num_threads)
 
     def encode_iterable(
         self,
@@ -525,6 +627,20 @@ def _checked_chunks(texts: Iterable[str]) -> Iterator[str]:
 def _merge_ids(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[int, int]]:
     ids = {b: i for i, b in vocab.items()}
     return [(ids[a], ids[b]) for a, b in merges]
+
+
+def _check_threads(num_threads: int | None) -> None:
+    if num_threads is not None and (
+        not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1
+    ):
+        raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
+
+
+def _check_limit(limit: int | None) -> int | None:
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise BytepairError(f"limit must be a non-negative int or None, got {limit!r}")
+    # No text has 2**62 tokens: a larger limit is no limit (and would not fit the extension's int).
+    return None if limit is None or limit >= 2**62 else limit
 
 
 def _core_unknown(id: int) -> Exception:

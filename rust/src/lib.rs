@@ -1,7 +1,8 @@
 //! bytepair-core: the hot loops of the bytepair tokenizer toolkit.
 //!
 //! Modules: `pretok` (splitting text into pieces), `count` (parallel, streaming piece counting),
-//! `train` (the incremental merge loop), `encode` (BPE encoding of pieces), `error` (the one
+//! `train` (the incremental merge loop), `encode` (BPE encoding of pieces and texts), `threads`
+//! (thread pools per call), `ranks` (fast reader of tiktoken rank files), `error` (the one
 //! error type), `py` (the PyO3 bindings, behind the `python` feature; the only file that
 //! knows about Python), and `packed` (piece counts as one byte string, to move them between
 //! processes).
@@ -17,15 +18,27 @@
 //! - Continued training encodes each distinct piece once with the base tokenizer, on all cores,
 //!   straight into the trainer's arena. Mixed sources are counted apart and merged once, with
 //!   integer weights (no floating point in the counts).
-//! - Encoding first looks the whole piece up in the vocabulary: most pieces of real text are one
-//!   token. Other pieces merge by priority, with a heap for long pieces (O(n log n)).
-//! - Every call from Python releases the GIL; batch calls fan out with rayon.
+//! - Encoding (details in `encode`): whole-piece lookup in a table whose slots hold the first 8
+//!   bytes of each token (no pointer chase for most pieces); a bounded per-thread cache of
+//!   piece -> ids; merges on stack arrays with a flat table for byte pairs and a Bloom filter in
+//!   front of the big pair table; a four-ary heap for long pieces. Large tables ask Linux for
+//!   huge pages: their probes are random, and with 4 KiB pages nearly each one missed the TLB.
+//! - The Python boundary cost as much as encoding: `py.rs` returns lists that share one int
+//!   object per id instead of allocating an int per token.
+//! - Threads: pools are cached per size (`threads`), never the global one, and rebuilt in a
+//!   forked child. One large text is cut at independent cuts only (`pretok::is_independent_cut`),
+//!   so ids never depend on the number of threads.
+//! - Loading: `ranks` reads tiktoken rank files without making Python objects per token, and the
+//!   pair table of a rank file is built by splitting every token in parallel.
+//! - Every call from Python releases the GIL.
 
 pub mod count;
 pub mod encode;
 pub mod error;
 pub mod packed;
 pub mod pretok;
+pub mod ranks;
+pub mod threads;
 pub mod train;
 
 #[cfg(feature = "python")]

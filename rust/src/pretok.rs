@@ -42,6 +42,8 @@
 //! data, so it sees 4,644 more letters (e.g. U+088F, U+A7CE) and 13 more numbers (U+11DE0..)
 //! than regex-syntax's Unicode 16; text with those characters splits differently there.
 
+use std::ops::ControlFlow;
+
 use crate::error::{Error, Result};
 
 #[path = "unicode_tables.rs"]
@@ -127,33 +129,34 @@ impl Pretokenizer {
     /// pattern matches; text between matches (possible with custom patterns) is dropped, as
     /// `regex.findall` drops it. Presets cannot fail; a custom regex can (backtracking limit).
     pub fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
+        self.try_for_each_piece(text, |piece| {
+            f(piece);
+            ControlFlow::<()>::Continue(())
+        })
+        .map(drop)
+    }
+
+    /// Like `for_each_piece`, but `f` may stop the walk by returning `ControlFlow::Break`.
+    pub fn try_for_each_piece<'t, B>(
+        &self,
+        text: &'t str,
+        mut f: impl FnMut(&'t str) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
         match &self.kind {
-            Kind::Whole => {
-                if !text.is_empty() {
-                    f(text)
-                }
-                Ok(())
-            }
-            Kind::Preset(Preset::Gpt2) => {
-                scan(text, f, next_gpt2);
-                Ok(())
-            }
-            Kind::Preset(Preset::Gpt4) => {
-                scan(text, f, next_gpt4);
-                Ok(())
-            }
-            Kind::Preset(Preset::O200k) => {
-                scan(text, f, next_o200k);
-                Ok(())
-            }
+            Kind::Whole => Ok(if text.is_empty() { ControlFlow::Continue(()) } else { f(text) }),
+            Kind::Preset(Preset::Gpt2) => Ok(scan(text, f, next_gpt2)),
+            Kind::Preset(Preset::Gpt4) => Ok(scan(text, f, next_gpt4)),
+            Kind::Preset(Preset::O200k) => Ok(scan(text, f, next_o200k)),
             Kind::Custom(re) => {
                 for m in re.find_iter(text) {
                     let m = m.map_err(|e| Error::Pattern(format!("matching failed: {e}")))?;
                     if !m.as_str().is_empty() {
-                        f(m.as_str())
+                        if let ControlFlow::Break(b) = f(m.as_str()) {
+                            return Ok(ControlFlow::Break(b));
+                        }
                     }
                 }
-                Ok(())
+                Ok(ControlFlow::Continue(()))
             }
         }
     }
@@ -322,15 +325,20 @@ fn contraction_ci(b: &[u8], j: usize) -> Option<usize> {
 /// Calls `f` with the pieces of `text`, where `next(b, i)` is the end of the piece at `i`. The
 /// presets always match at least one character at any position, so the pieces cover the text.
 #[inline]
-fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str), next: impl Fn(&[u8], usize) -> usize) {
+fn scan<'t, B>(
+    text: &'t str,
+    mut f: impl FnMut(&'t str) -> ControlFlow<B>,
+    next: impl Fn(&[u8], usize) -> usize,
+) -> ControlFlow<B> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
         let end = next(b, i);
         debug_assert!(end > i && text.is_char_boundary(end));
-        f(&text[i..end]);
+        f(&text[i..end])?;
         i = end;
     }
+    ControlFlow::Continue(())
 }
 
 // ---------------------------------------------------------------------------------------------

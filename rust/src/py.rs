@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 
 use crate::count::{merge_weighted, PieceCounter, PieceMap, SpecialSplitter};
-use crate::encode::{Bpe, Encoder};
+use crate::encode::{Bpe, Encoder, Parallel};
 use crate::error::Error;
 use crate::pretok::{Pretokenizer, PRESETS};
 use crate::train::{train_from, Base, TrainOptions, Trained};
@@ -531,18 +532,122 @@ fn file_cuts(
 #[pyclass(module = "bytepair._core", frozen, name = "Encoder")]
 struct PyEncoder {
     inner: Encoder,
+    /// One Python int per id below `id_bound`, made on first use: a returned list holds
+    /// references to these instead of a new int object per token. Building the list is then an
+    /// increment per id, where allocating the ints cost as much as encoding English prose.
+    ints: PyOnceLock<Vec<Py<PyAny>>>,
+    id_bound: Rank,
 }
 
-fn pool(num_threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
-    match num_threads {
-        None => Ok(None),
-        Some(0) => Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map(Some)
-            .map_err(|e| to_py(Error::Invalid(format!("cannot start {n} threads: {e}")))),
+impl PyEncoder {
+    fn build(bpe: Bpe, pretok: Pretokenizer, special_tokens: Vec<(String, Rank)>) -> PyResult<Self> {
+        let id_bound =
+            special_tokens.iter().map(|(_, id)| id.saturating_add(1)).fold(bpe.id_bound() as Rank, Rank::max);
+        let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
+        Ok(PyEncoder { inner, ints: PyOnceLock::new(), id_bound })
     }
+
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(py, || {
+            (0..self.id_bound)
+                .map(|id| {
+                    let Ok(int) = id.into_pyobject(py);
+                    int.into_any().unbind()
+                })
+                .collect()
+        });
+        PyList::new(
+            py,
+            ids.iter().map(|&id| match ints.get(id as usize) {
+                Some(int) => int.bind(py).clone(),
+                None => {
+                    let Ok(int) = id.into_pyobject(py);
+                    int.into_any()
+                }
+            }),
+        )
+    }
+
+    /// `encode_batch` on several threads. Making the Python lists needs the interpreter, so
+    /// it cannot be shared between threads; done after the encoding it was the serial part that
+    /// kept two threads from doubling the speed. Here the pool encodes while this thread turns
+    /// each finished text into its list (waiting with the GIL released).
+    fn encode_batch_pipelined<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[PyBackedStr],
+        allowed: &[Rank],
+        par: Parallel,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let matcher = self.inner.matcher(allowed).map_err(to_py)?;
+        let m = matcher.as_deref();
+        let work = self.inner.work(&refs, par);
+        let pool = crate::threads::pool(par.threads).map_err(to_py)?;
+        let mut left = vec![0usize; texts.len()]; // unfinished pieces of work per text
+        for &(i, _) in &work {
+            left[i] += 1;
+        }
+        let mut parts: Vec<Option<Vec<Rank>>> = vec![None; work.len()];
+        let out = PyList::new(py, (0..texts.len()).map(|_| py.None()))?;
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, crate::error::Result<Vec<Rank>>)>();
+        let rx = Mutex::new(rx);
+        let mut failed: Option<PyErr> = None;
+        std::thread::scope(|scope| -> PyResult<()> {
+            let (work, inner) = (&work, &self.inner);
+            scope.spawn(move || {
+                pool.install(|| {
+                    work.par_iter().enumerate().for_each_with(tx, |tx, (w, &(_, chunk))| {
+                        let mut ids = Vec::with_capacity(chunk.len() / 4);
+                        let result = inner.encode_chunk(chunk, m, &mut ids).map(|_| ids);
+                        let _ = tx.send((w, result));
+                    })
+                })
+            });
+            while let Ok((w, result)) = py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv()) {
+                match result {
+                    Err(e) => failed = failed.take().or(Some(to_py(e))),
+                    Ok(ids) => parts[w] = Some(ids),
+                }
+                let i = work[w].0;
+                left[i] -= 1;
+                if left[i] > 0 || failed.is_some() {
+                    continue;
+                }
+                // All of text i is encoded: its pieces of work are consecutive in `work`.
+                let first = w + 1 - work[..=w].iter().rev().take_while(|&&(j, _)| j == i).count();
+                let last = work[w..].iter().take_while(|&&(j, _)| j == i).count() + w;
+                let mut ids = parts[first].take().unwrap_or_default();
+                for part in &mut parts[first + 1..last] {
+                    ids.extend_from_slice(&part.take().unwrap_or_default());
+                }
+                out.set_item(i, self.id_list(py, &ids)?)?;
+            }
+            Ok(())
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    fn id_lists<'py>(&self, py: Python<'py>, lists: &[Vec<Rank>]) -> PyResult<Bound<'py, PyList>> {
+        let lists = lists.iter().map(|ids| self.id_list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+}
+
+/// Threads and chunking for one call: `None` threads means all cores.
+fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<Parallel> {
+    let threads = match num_threads {
+        None => crate::threads::default_threads(),
+        Some(0) => return Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
+        Some(n) => n,
+    };
+    if chunk_bytes == Some(0) {
+        return Err(to_py(Error::Invalid("chunk_bytes must be at least 1".into())));
+    }
+    Ok(Parallel { threads, chunk_bytes })
 }
 
 #[pymethods]
@@ -565,52 +670,132 @@ impl PyEncoder {
                 None => Bpe::from_ranks(vocab),
             })
             .map_err(to_py)?;
-        let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
-        Ok(PyEncoder { inner })
+        Self::build(bpe, pretok, special_tokens)
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
-        py.detach(|| {
-            let mut out = Vec::with_capacity(text.len() / 4);
-            self.inner.encode_ordinary_into(&text, &mut out).map(|_| out)
-        })
-        .map_err(to_py)
+    /// The encoder of a tiktoken rank file's content (tiktoken's rank semantics), or None when
+    /// the content is not in the strict common form (`ranks::parse`): then the Python reader
+    /// parses it, and names what is wrong if anything is.
+    #[staticmethod]
+    fn from_tiktoken(
+        py: Python<'_>,
+        data: &[u8],
+        pattern: Option<&str>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Option<Self>> {
+        let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+        let bpe = py.detach(|| crate::ranks::parse(data).map(Bpe::from_ranks).transpose()).map_err(to_py)?;
+        bpe.map(|bpe| Self::build(bpe, pretok, special_tokens)).transpose()
+    }
+
+    /// The ordinary tokens as (id, bytes), by id.
+    fn vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let bpe = &self.inner.bpe;
+        let items = (0..bpe.id_bound() as Rank)
+            .filter_map(|id| bpe.token_bytes(id).ok().map(|b| (id, PyBytes::new(py, b))))
+            .collect::<Vec<_>>();
+        PyList::new(py, items)
+    }
+
+    /// `chunk_bytes` (private, for tests) cuts the text into chunks of about that size even
+    /// with one thread; it changes no result.
+    #[pyo3(signature = (text, *, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, *, num_threads=1, chunk_bytes=None)")]
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.encode(py, text, Vec::new(), num_threads, chunk_bytes)
     }
 
     /// Encodes with the special tokens whose ids are in `allowed` recognised.
-    fn encode(&self, py: Python<'_>, text: PyBackedStr, allowed: Vec<Rank>) -> PyResult<Vec<Rank>> {
-        py.detach(|| {
-            let mut out = Vec::with_capacity(text.len() / 4);
-            self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
+    #[pyo3(signature = (text, allowed, *, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, allowed, *, num_threads=1, chunk_bytes=None)")]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        let ids = py.detach(|| {
+            if par.threads == 1 && par.chunk_bytes.is_none() {
+                let mut out = Vec::with_capacity(text.len() / 4);
+                self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
+            } else {
+                self.inner.encode_texts(&[&*text], &allowed, par).map(|mut v| v.pop().unwrap_or_default())
+            }
         })
-        .map_err(to_py)
+        .map_err(to_py)?;
+        self.id_list(py, &ids)
     }
 
-    #[pyo3(signature = (texts, allowed, *, num_threads=None))]
-    fn encode_batch(
+    #[pyo3(signature = (texts, allowed, *, num_threads=None, chunk_bytes=None))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        if par.threads > 1 && texts.len() > 1 {
+            return self.encode_batch_pipelined(py, &texts, &allowed, par);
+        }
+        let lists = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_texts(&refs, &allowed, par)
+            })
+            .map_err(to_py)?;
+        self.id_lists(py, &lists)
+    }
+
+    /// The number of tokens `encode` would give; with `limit`, `min(count, limit + 1)`,
+    /// stopping as soon as the count exceeds `limit`.
+    #[pyo3(signature = (text, allowed, *, limit=None, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, allowed, *, limit=None, num_threads=1, chunk_bytes=None)")]
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        allowed: Vec<Rank>,
+        limit: Option<usize>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<usize> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        py.detach(|| self.inner.count_texts(&[&*text], &allowed, limit, par).map(|v| v[0])).map_err(to_py)
+    }
+
+    /// `count` of each text.
+    #[pyo3(signature = (texts, allowed, *, limit=None, num_threads=None, chunk_bytes=None))]
+    fn count_batch(
         &self,
         py: Python<'_>,
         texts: Vec<PyBackedStr>,
         allowed: Vec<Rank>,
+        limit: Option<usize>,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
-        let pool = pool(num_threads)?;
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Vec<usize>> {
+        let par = parallel(num_threads, chunk_bytes)?;
         py.detach(|| {
-            let run = || {
-                texts
-                    .par_iter()
-                    .map(|t| {
-                        let mut out = Vec::with_capacity(t.len() / 4);
-                        self.inner.encode_into(t, &allowed, &mut out).map(|_| out)
-                    })
-                    .collect::<crate::error::Result<Vec<_>>>()
-            };
-            match &pool {
-                Some(p) => p.install(run),
-                None => run(),
-            }
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.count_texts(&refs, &allowed, limit, par)
         })
         .map_err(to_py)
+    }
+
+    /// Empties the piece caches (for benchmarks that measure a cold start).
+    fn clear_cache(&self) {
+        self.inner.clear_cache()
     }
 
     /// (byte offset, id) of the first special token among `among` found in `text`, or None.

@@ -58,12 +58,23 @@ def load_tiktoken(
     :class:`~bytepair.FormatError` naming both hashes. A malformed line raises
     :class:`~bytepair.FormatError` naming the file and the line number.
     """
-    ranks = read_ranks(path, expected_hash=expected_hash)
-    return Tokenizer._from_ranks(ranks, special_tokens=dict(special_tokens or {}), pattern=pattern)
+    data, where = _read(path, expected_hash)
+    specials = dict(special_tokens or {})
+    # The extension reads the common form of rank files itself; anything else (or a malformed
+    # file) goes through parse_ranks below, which accepts what tiktoken accepts and names errors.
+    tok = Tokenizer._from_rank_file(data, special_tokens=specials, pattern=pattern)
+    if tok is not None:
+        return tok
+    return Tokenizer._from_ranks(parse_ranks(data, where), special_tokens=specials, pattern=pattern)
 
 
 def read_ranks(path: str | os.PathLike[str], *, expected_hash: str | None = None) -> dict[bytes, int]:
     """The ``{token bytes: rank}`` table of a tiktoken rank file (plain or gzip)."""
+    return parse_ranks(*_read(path, expected_hash))
+
+
+def _read(path: str | os.PathLike[str], expected_hash: str | None) -> tuple[bytes, str]:
+    """The uncompressed, hash-checked content of a rank file, and its name for messages."""
     where = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
@@ -79,7 +90,7 @@ def read_ranks(path: str | os.PathLike[str], *, expected_hash: str | None = None
                 f"{where}: sha256 of the content is {actual}, expected {expected_hash}; "
                 f"the file is corrupt or not the one expected"
             )
-    return parse_ranks(data, where)
+    return data, where
 
 
 def parse_ranks(data: bytes, where: str = "<tiktoken ranks>") -> dict[bytes, int]:

@@ -1,0 +1,62 @@
+//! Thread pools for the calls that ask for threads, cached per size.
+//!
+//! Every call may ask for its own number of threads (`num_threads=` in Python), so pools are
+//! built once per size and kept. After a `fork`, the child has none of the parent's threads:
+//! a pool inherited through `fork` would wait forever for them. Pools therefore remember the
+//! process that built them, and a child builds its own (the parent's are leaked, not dropped:
+//! dropping would signal threads that do not exist there). The rayon global pool is not used.
+
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+
+/// At most this many pool sizes are kept; asking for more sizes drops the old pools.
+const MAX_POOLS: usize = 8;
+
+struct Pools {
+    pid: u32,
+    by_size: FxHashMap<usize, Arc<rayon::ThreadPool>>,
+}
+
+static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
+
+/// The number of threads "all cores" means: what the OS lets this process run on.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The pool of `n` threads of this process.
+pub fn pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    let pid = std::process::id();
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if pools.as_ref().is_some_and(|p| p.pid != pid) {
+        std::mem::forget(pools.take());
+    }
+    let pools = pools.get_or_insert_with(|| Pools { pid, by_size: FxHashMap::default() });
+    if let Some(p) = pools.by_size.get(&n) {
+        return Ok(p.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("bytepair-{i}"))
+        .build()
+        .map_err(|e| Error::Invalid(format!("cannot start {n} threads: {e}")))?;
+    if pools.by_size.len() >= MAX_POOLS {
+        pools.by_size.clear();
+    }
+    let pool = Arc::new(pool);
+    pools.by_size.insert(n, pool.clone());
+    Ok(pool)
+}
+
+/// Runs `f` on a pool of `threads` threads (`f` uses it through rayon's parallel iterators),
+/// or on the calling thread when `threads` is 1.
+pub fn run<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
+    match threads {
+        0 => Err(Error::Invalid("num_threads must be at least 1".into())),
+        1 => Ok(f()),
+        n => Ok(pool(n)?.install(f)),
+    }
+}
