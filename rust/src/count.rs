@@ -47,7 +47,10 @@ impl SpecialSplitter {
                     .map_err(|e| Error::Invalid(format!("special tokens: {e}")))?,
             )
         };
-        Ok(SpecialSplitter { specials: specials.to_vec(), automaton })
+        Ok(SpecialSplitter {
+            specials: specials.to_vec(),
+            automaton,
+        })
     }
 
     /// Calls `f` on each stretch of `text` between special tokens (skipping empty ones).
@@ -256,7 +259,9 @@ impl PieceCounter {
         unit_bytes: usize,
         block_bytes: usize,
     ) -> Self {
-        let shards = (0..rayon::current_num_threads().max(1)).map(|_| Mutex::default()).collect();
+        let shards = (0..rayon::current_num_threads().max(1))
+            .map(|_| Mutex::default())
+            .collect();
         PieceCounter {
             pretok,
             specials,
@@ -333,7 +338,10 @@ impl PieceCounter {
         replace_errors: bool,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let file = File::open(path).map_err(|error| Error::Io { source: path.to_owned(), error })?;
+        let file = File::open(path).map_err(|error| Error::Io {
+            source: path.to_owned(),
+            error,
+        })?;
         self.add_reader(file, path, 0, replace_errors, progress)?;
         self.stats.documents += 1;
         Ok(())
@@ -342,14 +350,31 @@ impl PieceCounter {
     /// Counts the bytes `start..end` of a file, which must begin and end at cuts of
     /// `file_cuts` (or at the file's ends); error offsets are the file's. The part that starts
     /// at 0 counts the file as one document, so that the parts of a file count what it does.
-    pub fn add_file_range(&mut self, path: &str, start: u64, end: u64, replace_errors: bool) -> Result<()> {
-        let io = |error| Error::Io { source: path.to_owned(), error };
+    pub fn add_file_range(
+        &mut self,
+        path: &str,
+        start: u64,
+        end: u64,
+        replace_errors: bool,
+    ) -> Result<()> {
+        let io = |error| Error::Io {
+            source: path.to_owned(),
+            error,
+        };
         if end < start {
-            return Err(Error::Invalid(format!("{path}: invalid byte range {start}..{end}")));
+            return Err(Error::Invalid(format!(
+                "{path}: invalid byte range {start}..{end}"
+            )));
         }
         let mut file = File::open(path).map_err(io)?;
         file.seek(SeekFrom::Start(start)).map_err(io)?;
-        self.add_reader(file.take(end - start), path, start, replace_errors, &mut |_| Ok(()))?;
+        self.add_reader(
+            file.take(end - start),
+            path,
+            start,
+            replace_errors,
+            &mut |_| Ok(()),
+        )?;
         self.stats.documents += u64::from(start == 0);
         Ok(())
     }
@@ -363,7 +388,10 @@ impl PieceCounter {
         replace_errors: bool,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let io = |error| Error::Io { source: path.to_owned(), error };
+        let io = |error| Error::Io {
+            source: path.to_owned(),
+            error,
+        };
         let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
         let mut consumed: u64 = offset; // file offset of buf[0]
         let mut eof = false;
@@ -430,12 +458,15 @@ impl PieceCounter {
     ) -> Result<std::borrow::Cow<'b, str>> {
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(s.into()),
-            Err(e) if !replace_errors => {
-                Err(Error::Utf8 { source: path.to_owned(), offset: offset + e.valid_up_to() as u64 })
-            }
+            Err(e) if !replace_errors => Err(Error::Utf8 {
+                source: path.to_owned(),
+                offset: offset + e.valid_up_to() as u64,
+            }),
             Err(_) => {
-                self.stats.replaced +=
-                    bytes.utf8_chunks().filter(|c| !c.invalid().is_empty()).count() as u64;
+                self.stats.replaced += bytes
+                    .utf8_chunks()
+                    .filter(|c| !c.invalid().is_empty())
+                    .count() as u64;
                 Ok(String::from_utf8_lossy(bytes))
             }
         }

@@ -174,14 +174,23 @@ impl TokenTable {
     /// The id of the token `b`, given `head(b)` and `hash_bytes(b, ..)`. `tail(id)` gives the
     /// bytes of the token after the first 8.
     #[inline(always)]
-    fn find<'a>(&self, b: &[u8], head: u64, h: u64, tail: impl Fn(Rank) -> &'a [u8]) -> Option<Rank> {
+    fn find<'a>(
+        &self,
+        b: &[u8],
+        head: u64,
+        h: u64,
+        tail: impl Fn(Rank) -> &'a [u8],
+    ) -> Option<Rank> {
         let mut i = (h >> self.shift) as usize;
         loop {
             let s = self.slots[i];
             if s.len == 0 {
                 return None;
             }
-            if s.len as usize == b.len() && s.head == head && (b.len() <= 8 || tail(s.id) == &b[8..]) {
+            if s.len as usize == b.len()
+                && s.head == head
+                && (b.len() <= 8 || tail(s.id) == &b[8..])
+            {
                 return Some(s.id);
             }
             i = (i + 1) & self.mask;
@@ -195,7 +204,11 @@ impl TokenTable {
         while self.slots[i].len != 0 {
             i = (i + 1) & self.mask;
         }
-        self.slots[i] = Slot { head, len: b.len() as u32, id };
+        self.slots[i] = Slot {
+            head,
+            len: b.len() as u32,
+            id,
+        };
     }
 }
 
@@ -385,7 +398,9 @@ impl PieceCache {
             out.extend_from_slice(ids);
             return true;
         }
-        let Some(ids) = self.old.get(piece, h) else { return false };
+        let Some(ids) = self.old.get(piece, h) else {
+            return false;
+        };
         let start = out.len();
         out.extend_from_slice(ids);
         self.insert(piece, h, start, out);
@@ -516,7 +531,9 @@ impl Bpe {
                 return Err(Error::Vocab(format!("token {id} has no bytes")));
             }
             if spans[id as usize].1 != u32::MAX {
-                return Err(Error::Vocab(format!("token id {id} appears twice in the vocabulary")));
+                return Err(Error::Vocab(format!(
+                    "token id {id} appears twice in the vocabulary"
+                )));
             }
             let head = head(bytes);
             let found = table.find(bytes, head, hash_bytes(bytes, head), |other| {
@@ -572,7 +589,9 @@ impl Bpe {
             joined.clear();
             for id in [a, b] {
                 let bytes = bpe.token_bytes(id).map_err(|_| {
-                    Error::Vocab(format!("merge {i} names token id {id}, which is not in the vocabulary"))
+                    Error::Vocab(format!(
+                        "merge {i} names token id {id}, which is not in the vocabulary"
+                    ))
                 })?;
                 joined.extend_from_slice(bytes);
             }
@@ -596,7 +615,11 @@ impl Bpe {
             bpe.encode_by_merges(&bpe.arena[off as usize..(off + len) as usize], &mut out);
             direct[id] = out.len() == 1 && out[0] == id as Rank;
         }
-        let all = bpe.spans.iter().zip(&direct).all(|(&(_, len), &d)| d || len == u32::MAX);
+        let all = bpe
+            .spans
+            .iter()
+            .zip(&direct)
+            .all(|(&(_, len), &d)| d || len == u32::MAX);
         bpe.direct = if all { None } else { Some(direct) };
         Ok(bpe)
     }
@@ -607,15 +630,18 @@ impl Bpe {
         // Every split of every token into two tokens is a merge; the token's rank is its priority.
         let found: Vec<(Rank, Rank, Rank)> = {
             let bpe = &bpe;
-            let ids: Vec<Rank> =
-                (0..bpe.spans.len() as Rank).filter(|&id| bpe.spans[id as usize].1 != u32::MAX).collect();
+            let ids: Vec<Rank> = (0..bpe.spans.len() as Rank)
+                .filter(|&id| bpe.spans[id as usize].1 != u32::MAX)
+                .collect();
             ids.par_chunks(4096)
                 .flat_map_iter(|chunk| {
                     let mut out = Vec::new();
                     for &id in chunk {
                         let bytes = bpe.token_bytes(id).unwrap_or_default();
                         for split in 1..bytes.len() {
-                            if let (Some(l), Some(r)) = (bpe.lookup(&bytes[..split]), bpe.lookup(&bytes[split..])) {
+                            if let (Some(l), Some(r)) =
+                                (bpe.lookup(&bytes[..split]), bpe.lookup(&bytes[split..]))
+                            {
                                 out.push((l, r, id));
                             }
                         }
@@ -690,7 +716,12 @@ impl Bpe {
     /// Appends the ids of one piece to `out`, looking up and filling `cache` for pieces that are
     /// not one token.
     #[inline]
-    pub fn encode_piece_cached(&self, piece: &[u8], cache: Option<&mut PieceCache>, out: &mut Vec<Rank>) {
+    pub fn encode_piece_cached(
+        &self,
+        piece: &[u8],
+        cache: Option<&mut PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
         if piece.is_empty() {
             return;
         }
@@ -717,7 +748,12 @@ impl Bpe {
 
     /// The number of ids of one piece; `scratch` is working space.
     #[inline]
-    fn count_piece(&self, piece: &[u8], cache: Option<&mut PieceCache>, scratch: &mut Vec<Rank>) -> usize {
+    fn count_piece(
+        &self,
+        piece: &[u8],
+        cache: Option<&mut PieceCache>,
+        scratch: &mut Vec<Rank>,
+    ) -> usize {
         if piece.is_empty() {
             return 0;
         }
@@ -906,7 +942,10 @@ pub struct Parallel {
 }
 
 impl Parallel {
-    pub const SERIAL: Parallel = Parallel { threads: 1, chunk_bytes: None };
+    pub const SERIAL: Parallel = Parallel {
+        threads: 1,
+        chunk_bytes: None,
+    };
 }
 
 /// Chunks for threads are at least this large, unless asked otherwise.
@@ -1050,7 +1089,10 @@ impl Encoder {
             .match_kind(MatchKind::LeftmostLongest)
             .build(&texts)
             .map_err(|e| Error::Invalid(format!("special tokens: {e}")))?;
-        let m = Arc::new(Matcher { automaton, ids: sorted.clone() });
+        let m = Arc::new(Matcher {
+            automaton,
+            ids: sorted.clone(),
+        });
         if cache.len() > 64 {
             cache.clear();
         }
@@ -1061,8 +1103,12 @@ impl Encoder {
     /// The first occurrence (leftmost, then longest) of one of the special tokens `among`:
     /// (byte offset, id).
     pub fn find_special(&self, text: &str, among: &[Rank]) -> Result<Option<(usize, Rank)>> {
-        let Some(m) = self.matcher(among)? else { return Ok(None) };
-        Ok(m.automaton.find(text).map(|hit| (hit.start(), m.ids[hit.pattern().as_usize()])))
+        let Some(m) = self.matcher(among)? else {
+            return Ok(None);
+        };
+        Ok(m.automaton
+            .find(text)
+            .map(|hit| (hit.start(), m.ids[hit.pattern().as_usize()])))
     }
 
     /// The length of the longest prefix of `text` that can be encoded on its own and give the
@@ -1081,11 +1127,15 @@ impl Encoder {
         mut f: impl FnMut(Item<'t>) -> ControlFlow<B>,
     ) -> Result<ControlFlow<B>> {
         let Some(m) = matcher else {
-            return self.pretok.try_for_each_piece(text, |p| f(Item::Piece(p.as_bytes())));
+            return self
+                .pretok
+                .try_for_each_piece(text, |p| f(Item::Piece(p.as_bytes())));
         };
         let mut start = 0;
         for hit in m.automaton.find_iter(text) {
-            let flow = self.pretok.try_for_each_piece(&text[start..hit.start()], |p| f(Item::Piece(p.as_bytes())))?;
+            let flow = self
+                .pretok
+                .try_for_each_piece(&text[start..hit.start()], |p| f(Item::Piece(p.as_bytes())))?;
             if flow.is_break() {
                 return Ok(flow);
             }
@@ -1094,10 +1144,16 @@ impl Encoder {
             }
             start = hit.end();
         }
-        self.pretok.try_for_each_piece(&text[start..], |p| f(Item::Piece(p.as_bytes())))
+        self.pretok
+            .try_for_each_piece(&text[start..], |p| f(Item::Piece(p.as_bytes())))
     }
 
-    pub(crate) fn encode_chunk(&self, text: &str, matcher: Option<&Matcher>, out: &mut Vec<Rank>) -> Result<()> {
+    pub(crate) fn encode_chunk(
+        &self,
+        text: &str,
+        matcher: Option<&Matcher>,
+        out: &mut Vec<Rank>,
+    ) -> Result<()> {
         let mut cache = self.cache();
         self.walk(text, matcher, |item| {
             match item {
@@ -1121,7 +1177,7 @@ impl Encoder {
         let mut scratch = Vec::new();
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
-        // A break has already added `local` to `total` (and set it to 0).
+                               // A break has already added `local` to `total` (and set it to 0).
         let _stopped = self.walk(text, matcher, |item| {
             local += match item {
                 Item::Piece(p) => self.bpe.count_piece(p, cache.as_deref_mut(), &mut scratch),
@@ -1179,7 +1235,8 @@ impl Encoder {
         let mut start = 0;
         while text.len() - start > size {
             let near = start + size;
-            let cut = cut_before(&self.pretok, &self.all_specials, b, start, near).or_else(|| self.cut_after(b, near));
+            let cut = cut_before(&self.pretok, &self.all_specials, b, start, near)
+                .or_else(|| self.cut_after(b, near));
             match cut {
                 Some(c) => {
                     out.push(&text[start..c]);
@@ -1197,13 +1254,17 @@ impl Encoder {
         let total: usize = texts.iter().map(|t| t.len()).sum();
         let size = match par.chunk_bytes {
             Some(size) => Some(size),
-            None if par.threads > 1 && total >= 2 * MIN_CHUNK => Some((total / (4 * par.threads)).max(MIN_CHUNK)),
+            None if par.threads > 1 && total >= 2 * MIN_CHUNK => {
+                Some((total / (4 * par.threads)).max(MIN_CHUNK))
+            }
             None => None,
         };
         let mut work = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
             match size {
-                Some(size) if t.len() > size => work.extend(self.chunks(t, size).into_iter().map(|c| (i, c))),
+                Some(size) if t.len() > size => {
+                    work.extend(self.chunks(t, size).into_iter().map(|c| (i, c)))
+                }
                 _ => work.push((i, *t)),
             }
         }
@@ -1211,7 +1272,12 @@ impl Encoder {
     }
 
     /// Encodes each text; the special tokens `allowed` become their ids.
-    pub fn encode_texts(&self, texts: &[&str], allowed: &[Rank], par: Parallel) -> Result<Vec<Vec<Rank>>> {
+    pub fn encode_texts(
+        &self,
+        texts: &[&str],
+        allowed: &[Rank],
+        par: Parallel,
+    ) -> Result<Vec<Vec<Rank>>> {
         let matcher = self.matcher(allowed)?;
         let m = matcher.as_deref();
         let work = self.work(texts, par);
@@ -1352,7 +1418,9 @@ mod tests {
             let n = 2 + (seed % 300) as usize;
             let piece: Vec<u8> = (0..n)
                 .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     [b'a', b'b', b'x'][(seed >> 33) as usize % 3]
                 })
                 .collect();
@@ -1406,19 +1474,35 @@ mod tests {
         v.push((256, b"ab".to_vec()));
         v.push((257, b"\nb".to_vec()));
         let bpe = Bpe::from_merges(v, &[(97, 98), (10, 98)]).unwrap();
-        let specials = specials.iter().enumerate().map(|(i, s)| (s.to_string(), 300 + i as Rank)).collect();
-        Encoder::new(bpe, Pretokenizer::new(Some(crate::pretok::GPT4)).unwrap(), specials).unwrap()
+        let specials = specials
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.to_string(), 300 + i as Rank))
+            .collect();
+        Encoder::new(
+            bpe,
+            Pretokenizer::new(Some(crate::pretok::GPT4)).unwrap(),
+            specials,
+        )
+        .unwrap()
     }
 
     #[test]
     fn chunks_cut_only_where_the_ids_do_not_change() {
         let enc = encoder(&["<s>", "x\nab"]);
         let text = "one line.\nab two\nx\nab<s>\n\nabc  \n7 eight\n".repeat(40);
-        let whole = enc.encode_texts(&[&text], &[300, 301], Parallel::SERIAL).unwrap().remove(0);
+        let whole = enc
+            .encode_texts(&[&text], &[300, 301], Parallel::SERIAL)
+            .unwrap()
+            .remove(0);
         for size in [1, 2, 5, 17, 64, 1000] {
             let chunks = enc.chunks(&text, size);
             assert_eq!(chunks.concat(), text);
-            assert!(chunks.len() > text.len() / (size.max(40) * 2), "size {size}: {} chunks", chunks.len());
+            assert!(
+                chunks.len() > text.len() / (size.max(40) * 2),
+                "size {size}: {} chunks",
+                chunks.len()
+            );
             let mut ids = Vec::new();
             for c in &chunks {
                 // No cut splits the special token "x\nab" nor leaves "\n" apart from a letter.
@@ -1427,10 +1511,21 @@ mod tests {
             }
             assert_eq!(ids, whole, "size {size}");
             for threads in 1..=4 {
-                let par = Parallel { threads, chunk_bytes: Some(size) };
-                assert_eq!(enc.encode_texts(&[&text], &[300, 301], par).unwrap()[0], whole);
-                assert_eq!(enc.count_texts(&[&text], &[300, 301], None, par).unwrap()[0], whole.len());
-                let limited = enc.count_texts(&[&text], &[300, 301], Some(10), par).unwrap()[0];
+                let par = Parallel {
+                    threads,
+                    chunk_bytes: Some(size),
+                };
+                assert_eq!(
+                    enc.encode_texts(&[&text], &[300, 301], par).unwrap()[0],
+                    whole
+                );
+                assert_eq!(
+                    enc.count_texts(&[&text], &[300, 301], None, par).unwrap()[0],
+                    whole.len()
+                );
+                let limited = enc
+                    .count_texts(&[&text], &[300, 301], Some(10), par)
+                    .unwrap()[0];
                 assert_eq!(limited, 11);
             }
         }
@@ -1439,7 +1534,8 @@ mod tests {
     #[test]
     fn custom_patterns_are_never_cut() {
         let bpe = Bpe::from_merges(byte_vocab(), &[]).unwrap();
-        let enc = Encoder::new(bpe, Pretokenizer::new(Some(r"\w+|\s+|.")).unwrap(), vec![]).unwrap();
+        let enc =
+            Encoder::new(bpe, Pretokenizer::new(Some(r"\w+|\s+|.")).unwrap(), vec![]).unwrap();
         let text = "a.\nb".repeat(100);
         assert_eq!(enc.chunks(&text, 3), vec![text.as_str()]);
     }
@@ -1462,7 +1558,9 @@ mod tests {
     #[test]
     fn token_table_finds_every_length() {
         let mut v = byte_vocab();
-        let words: Vec<Vec<u8>> = (1..40).map(|n| (0..n).map(|i| b'a' + (i % 26) as u8).collect()).collect();
+        let words: Vec<Vec<u8>> = (1..40)
+            .map(|n| (0..n).map(|i| b'a' + (i % 26) as u8).collect())
+            .collect();
         for (i, w) in words.iter().enumerate().skip(1) {
             v.push((256 + i as Rank, w.clone()));
         }

@@ -9,7 +9,10 @@ pub enum Error {
     /// Input text that is not valid UTF-8: the source's name and the byte offset of the first bad byte.
     Utf8 { source: String, offset: u64 },
     /// An I/O failure on a named file.
-    Io { source: String, error: std::io::Error },
+    Io {
+        source: String,
+        error: std::io::Error,
+    },
     /// A token id that the vocabulary does not have.
     UnknownId(u64),
     /// An inconsistent vocabulary or merge list (what is wrong and where).

@@ -137,7 +137,10 @@ mod tests {
         };
         let blob = pack(counts.iter().copied(), stats);
         let (s, c) = unpack(&blob).unwrap();
-        assert_eq!((s.bytes, s.documents, s.replaced, s.words), (1 << 35, 7, 128, 99));
+        assert_eq!(
+            (s.bytes, s.documents, s.replaced, s.words),
+            (1 << 35, 7, 128, 99)
+        );
         assert_eq!(c, counts);
     }
 

@@ -111,7 +111,10 @@ impl Pretokenizer {
             Some(O200K) => Kind::Preset(Preset::O200k),
             Some(p) => Kind::Custom(compile(p)?),
         };
-        Ok(Pretokenizer { kind, source: pattern.map(str::to_owned) })
+        Ok(Pretokenizer {
+            kind,
+            source: pattern.map(str::to_owned),
+        })
     }
 
     pub fn pattern(&self) -> Option<&str> {
@@ -143,7 +146,11 @@ impl Pretokenizer {
         mut f: impl FnMut(&'t str) -> ControlFlow<B>,
     ) -> Result<ControlFlow<B>> {
         match &self.kind {
-            Kind::Whole => Ok(if text.is_empty() { ControlFlow::Continue(()) } else { f(text) }),
+            Kind::Whole => Ok(if text.is_empty() {
+                ControlFlow::Continue(())
+            } else {
+                f(text)
+            }),
             Kind::Preset(Preset::Gpt2) => Ok(scan(text, f, next_gpt2)),
             Kind::Preset(Preset::Gpt4) => Ok(scan(text, f, next_gpt4)),
             Kind::Preset(Preset::O200k) => Ok(scan(text, f, next_o200k)),
@@ -223,7 +230,10 @@ fn class_non_ascii(b: &[u8], i: usize, x: u8) -> (u8, usize) {
     } else if x < 0xF0 {
         (((x & 0x0F) as u32) << 12 | cont(1) << 6 | cont(2), 3)
     } else {
-        (((x & 0x07) as u32) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3), 4)
+        (
+            ((x & 0x07) as u32) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3),
+            4,
+        )
     };
     (class_of(cp), n)
 }
@@ -290,7 +300,11 @@ fn ws_run(b: &[u8], i: usize) -> WsRun {
         last = p;
         p += n;
     }
-    WsRun { end: p, last, nl_end }
+    WsRun {
+        end: p,
+        last,
+        nl_end,
+    }
 }
 
 /// The contractions of GPT-2, case-sensitive, after the apostrophe at `j - 1`:
@@ -486,12 +500,19 @@ fn next_o200k(b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (k, n) = class_at(b, i);
     // `U*W+` with the prefix, then without; then `U+W*` with the prefix, then without.
-    let with_prefix =
-        if k & PRE != 0 && i + n < b.len() { o200k_letters(b, i + n) } else { Err(0) };
+    let with_prefix = if k & PRE != 0 && i + n < b.len() {
+        o200k_letters(b, i + n)
+    } else {
+        Err(0)
+    };
     if let Ok(end) = with_prefix {
         return o200k_suffix(b, end);
     }
-    let without = if k & (UP | LOW) != 0 { o200k_letters(b, i) } else { Err(0) };
+    let without = if k & (UP | LOW) != 0 {
+        o200k_letters(b, i)
+    } else {
+        Err(0)
+    };
     if let Ok(end) = without {
         return o200k_suffix(b, end);
     }
@@ -556,7 +577,10 @@ mod tests {
             ["Hello", " world", "'s", " ", "123", "45", "  \n\n", "foo"]
         );
         let gpt2 = Pretokenizer::new(Some(GPT2)).unwrap();
-        assert_eq!(pieces(&gpt2, "Hello world   x"), ["Hello", " world", "  ", " x"]);
+        assert_eq!(
+            pieces(&gpt2, "Hello world   x"),
+            ["Hello", " world", "  ", " x"]
+        );
     }
 
     #[test]
@@ -568,8 +592,14 @@ mod tests {
 
     #[test]
     fn bad_pattern_is_an_error() {
-        assert!(matches!(Pretokenizer::new(Some("(")), Err(Error::Pattern(_))));
-        assert!(matches!(Pretokenizer::new(Some("")), Err(Error::Pattern(_))));
+        assert!(matches!(
+            Pretokenizer::new(Some("(")),
+            Err(Error::Pattern(_))
+        ));
+        assert!(matches!(
+            Pretokenizer::new(Some("")),
+            Err(Error::Pattern(_))
+        ));
     }
 
     #[test]
@@ -623,7 +653,11 @@ mod tests {
     fn check(pair: &Pair, text: &str) {
         let want = regex_pieces(&pair.regex, text);
         let got = pieces(&pair.scanner, text);
-        assert_eq!(got, want, "{} differs from the regex on {text:?}", pair.name);
+        assert_eq!(
+            got, want,
+            "{} differs from the regex on {text:?}",
+            pair.name
+        );
     }
 
     const TRICKY: &[&str] = &[
@@ -699,7 +733,9 @@ mod tests {
                 }
             }
             // Long runs of one character, alone and after a space.
-            for c in [" ", "\n", "\r\n", "a", "A", "1", ".", "'", "\u{4E2D}", "\u{301}", "\u{A0}"] {
+            for c in [
+                " ", "\n", "\r\n", "a", "A", "1", ".", "'", "\u{4E2D}", "\u{301}", "\u{A0}",
+            ] {
                 let run = c.repeat(1000);
                 check(pair, &run);
                 check(pair, &format!(" {run}x"));
@@ -886,8 +922,9 @@ mod tests {
         let pairs = pairs();
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         // A narrower alphabet makes long whitespace, newline and apostrophe runs likely.
-        let narrow: &[&str] =
-            &[" ", " ", "\n", "\r", "\t", "'", "s", "A", "b", "1", ".", "/", "\u{301}"];
+        let narrow: &[&str] = &[
+            " ", " ", "\n", "\r", "\t", "'", "s", "A", "b", "1", ".", "/", "\u{301}",
+        ];
         for _ in 0..2000 {
             let wide = random_text(&mut rng, ATOMS, 30);
             let dense = random_text(&mut rng, narrow, 16);
@@ -934,7 +971,9 @@ mod tests {
     fn unicode_tables_match_regex_syntax() {
         let want = reference_classes();
         for cp in 0..0x11_0000u32 {
-            let Some(c) = char::from_u32(cp) else { continue };
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
             let mut buf = [0u8; 4];
             let (got, len) = class_at(c.encode_utf8(&mut buf).as_bytes(), 0);
             assert_eq!(len, c.len_utf8());
@@ -949,10 +988,17 @@ mod tests {
     fn contraction_letters_fold_as_in_regex_syntax() {
         use regex_syntax::hir::{Class, HirKind};
         for letter in "sdmtlver".chars() {
-            let hir = regex_syntax::Parser::new().parse(&format!("(?i){letter}")).unwrap();
-            let HirKind::Class(Class::Unicode(class)) = hir.kind() else { panic!() };
-            let folded: Vec<char> =
-                class.ranges().iter().flat_map(|r| r.start()..=r.end()).collect();
+            let hir = regex_syntax::Parser::new()
+                .parse(&format!("(?i){letter}"))
+                .unwrap();
+            let HirKind::Class(Class::Unicode(class)) = hir.kind() else {
+                panic!()
+            };
+            let folded: Vec<char> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .collect();
             let mut want = vec![letter.to_ascii_uppercase(), letter];
             if letter == 's' {
                 want.push('\u{17F}');
@@ -1035,7 +1081,10 @@ mod tests {
     fn unicode_tables_are_rendered_as_committed() {
         // Catches hand edits and renderer changes; the per-code-point test says what differs.
         let committed = include_str!("unicode_tables.rs");
-        assert!(committed == render_tables(), "unicode_tables.rs is stale; regenerate it");
+        assert!(
+            committed == render_tables(),
+            "unicode_tables.rs is stale; regenerate it"
+        );
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1177,7 +1226,10 @@ mod tests {
         use std::time::Instant;
         let (label, text) = match std::env::var("BYTEPAIR_BENCH_FILE") {
             Ok(path) => (path.clone(), std::fs::read_to_string(path).unwrap()),
-            Err(_) => ("generated English-like text".to_string(), english_like(4 << 20)),
+            Err(_) => (
+                "generated English-like text".to_string(),
+                english_like(4 << 20),
+            ),
         };
         let mb = text.len() as f64 / 1e6;
         println!("{label}: {mb:.2} MB");
@@ -1202,7 +1254,10 @@ mod tests {
             let (regex_rate, regex_count) =
                 best_of(&|| pair.regex.find_iter(&text).filter(|m| m.is_ok()).count());
             assert_eq!(scan_count, regex_count);
-            assert_eq!(pieces(&pair.scanner, &text), regex_pieces(&pair.regex, &text));
+            assert_eq!(
+                pieces(&pair.scanner, &text),
+                regex_pieces(&pair.regex, &text)
+            );
             println!(
                 "{:>6}: scanner {scan_rate:8.1} MB/s, fancy-regex {regex_rate:6.1} MB/s, {:5.1}x \
                  ({scan_count} pieces)",

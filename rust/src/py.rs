@@ -104,7 +104,9 @@ fn split_pieces(py: Python<'_>, text: PyBackedStr, pattern: Option<&str>) -> PyR
     let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
     py.detach(|| {
         let mut out = Vec::new();
-        pretok.for_each_piece(&text, |p| out.push(p.to_owned())).map(|_| out)
+        pretok
+            .for_each_piece(&text, |p| out.push(p.to_owned()))
+            .map(|_| out)
     })
     .map_err(to_py)
 }
@@ -117,9 +119,11 @@ struct PyPieceCounter {
 
 impl PyPieceCounter {
     fn get(&mut self) -> PyResult<&mut PieceCounter> {
-        self.inner
-            .as_mut()
-            .ok_or_else(|| to_py(Error::Invalid("this counter was already used for training".into())))
+        self.inner.as_mut().ok_or_else(|| {
+            to_py(Error::Invalid(
+                "this counter was already used for training".into(),
+            ))
+        })
     }
 }
 
@@ -143,7 +147,9 @@ impl PyPieceCounter {
             unit_bytes.unwrap_or(crate::count::UNIT_BYTES),
             block_bytes.unwrap_or(crate::count::BLOCK_BYTES),
         );
-        Ok(PyPieceCounter { inner: Some(counter) })
+        Ok(PyPieceCounter {
+            inner: Some(counter),
+        })
     }
 
     /// Counts the pieces of each document in `texts` (a list of str).
@@ -228,7 +234,10 @@ impl PyPieceCounter {
 
     /// The distinct pieces and their counts, as a list of (bytes, count). Consumes the counter.
     fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let counter = self.inner.take().ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
+        let counter = self
+            .inner
+            .take()
+            .ok_or_else(|| to_py(Error::Invalid("counter already used".into())))?;
         let map = py.detach(|| counter.finish());
         let items: Vec<(Bound<'py, PyBytes>, u64)> =
             map.iter().map(|(k, &v)| (PyBytes::new(py, k), v)).collect();
@@ -540,11 +549,21 @@ struct PyEncoder {
 }
 
 impl PyEncoder {
-    fn build(bpe: Bpe, pretok: Pretokenizer, special_tokens: Vec<(String, Rank)>) -> PyResult<Self> {
-        let id_bound =
-            special_tokens.iter().map(|(_, id)| id.saturating_add(1)).fold(bpe.id_bound() as Rank, Rank::max);
+    fn build(
+        bpe: Bpe,
+        pretok: Pretokenizer,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let id_bound = special_tokens
+            .iter()
+            .map(|(_, id)| id.saturating_add(1))
+            .fold(bpe.id_bound() as Rank, Rank::max);
         let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
-        Ok(PyEncoder { inner, ints: PyOnceLock::new(), id_bound })
+        Ok(PyEncoder {
+            inner,
+            ints: PyOnceLock::new(),
+            id_bound,
+        })
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
@@ -597,14 +616,18 @@ impl PyEncoder {
             let (work, inner) = (&work, &self.inner);
             scope.spawn(move || {
                 pool.install(|| {
-                    work.par_iter().enumerate().for_each_with(tx, |tx, (w, &(_, chunk))| {
-                        let mut ids = Vec::with_capacity(chunk.len() / 4);
-                        let result = inner.encode_chunk(chunk, m, &mut ids).map(|_| ids);
-                        let _ = tx.send((w, result));
-                    })
+                    work.par_iter()
+                        .enumerate()
+                        .for_each_with(tx, |tx, (w, &(_, chunk))| {
+                            let mut ids = Vec::with_capacity(chunk.len() / 4);
+                            let result = inner.encode_chunk(chunk, m, &mut ids).map(|_| ids);
+                            let _ = tx.send((w, result));
+                        })
                 })
             });
-            while let Ok((w, result)) = py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv()) {
+            while let Ok((w, result)) =
+                py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv())
+            {
                 match result {
                     Err(e) => failed = failed.take().or(Some(to_py(e))),
                     Ok(ids) => parts[w] = Some(ids),
@@ -615,7 +638,12 @@ impl PyEncoder {
                     continue;
                 }
                 // All of text i is encoded: its pieces of work are consecutive in `work`.
-                let first = w + 1 - work[..=w].iter().rev().take_while(|&&(j, _)| j == i).count();
+                let first = w + 1
+                    - work[..=w]
+                        .iter()
+                        .rev()
+                        .take_while(|&&(j, _)| j == i)
+                        .count();
                 let last = work[w..].iter().take_while(|&&(j, _)| j == i).count() + w;
                 let mut ids = parts[first].take().unwrap_or_default();
                 for part in &mut parts[first + 1..last] {
@@ -632,7 +660,10 @@ impl PyEncoder {
     }
 
     fn id_lists<'py>(&self, py: Python<'py>, lists: &[Vec<Rank>]) -> PyResult<Bound<'py, PyList>> {
-        let lists = lists.iter().map(|ids| self.id_list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        let lists = lists
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
     }
 }
@@ -641,13 +672,22 @@ impl PyEncoder {
 fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<Parallel> {
     let threads = match num_threads {
         None => crate::threads::default_threads(),
-        Some(0) => return Err(to_py(Error::Invalid("num_threads must be at least 1".into()))),
+        Some(0) => {
+            return Err(to_py(Error::Invalid(
+                "num_threads must be at least 1".into(),
+            )))
+        }
         Some(n) => n,
     };
     if chunk_bytes == Some(0) {
-        return Err(to_py(Error::Invalid("chunk_bytes must be at least 1".into())));
+        return Err(to_py(Error::Invalid(
+            "chunk_bytes must be at least 1".into(),
+        )));
     }
-    Ok(Parallel { threads, chunk_bytes })
+    Ok(Parallel {
+        threads,
+        chunk_bytes,
+    })
 }
 
 #[pymethods]
@@ -684,8 +724,11 @@ impl PyEncoder {
         special_tokens: Vec<(String, Rank)>,
     ) -> PyResult<Option<Self>> {
         let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
-        let bpe = py.detach(|| crate::ranks::parse(data).map(Bpe::from_ranks).transpose()).map_err(to_py)?;
-        bpe.map(|bpe| Self::build(bpe, pretok, special_tokens)).transpose()
+        let bpe = py
+            .detach(|| crate::ranks::parse(data).map(Bpe::from_ranks).transpose())
+            .map_err(to_py)?;
+        bpe.map(|bpe| Self::build(bpe, pretok, special_tokens))
+            .transpose()
     }
 
     /// The ordinary tokens as (id, bytes), by id.
@@ -723,15 +766,20 @@ impl PyEncoder {
         chunk_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let par = parallel(num_threads, chunk_bytes)?;
-        let ids = py.detach(|| {
-            if par.threads == 1 && par.chunk_bytes.is_none() {
-                let mut out = Vec::with_capacity(text.len() / 4);
-                self.inner.encode_into(&text, &allowed, &mut out).map(|_| out)
-            } else {
-                self.inner.encode_texts(&[&*text], &allowed, par).map(|mut v| v.pop().unwrap_or_default())
-            }
-        })
-        .map_err(to_py)?;
+        let ids = py
+            .detach(|| {
+                if par.threads == 1 && par.chunk_bytes.is_none() {
+                    let mut out = Vec::with_capacity(text.len() / 4);
+                    self.inner
+                        .encode_into(&text, &allowed, &mut out)
+                        .map(|_| out)
+                } else {
+                    self.inner
+                        .encode_texts(&[&*text], &allowed, par)
+                        .map(|mut v| v.pop().unwrap_or_default())
+                }
+            })
+            .map_err(to_py)?;
         self.id_list(py, &ids)
     }
 
@@ -771,7 +819,12 @@ impl PyEncoder {
         chunk_bytes: Option<usize>,
     ) -> PyResult<usize> {
         let par = parallel(num_threads, chunk_bytes)?;
-        py.detach(|| self.inner.count_texts(&[&*text], &allowed, limit, par).map(|v| v[0])).map_err(to_py)
+        py.detach(|| {
+            self.inner
+                .count_texts(&[&*text], &allowed, limit, par)
+                .map(|v| v[0])
+        })
+        .map_err(to_py)
     }
 
     /// `count` of each text.
@@ -799,8 +852,14 @@ impl PyEncoder {
     }
 
     /// (byte offset, id) of the first special token among `among` found in `text`, or None.
-    fn find_special(&self, py: Python<'_>, text: PyBackedStr, among: Vec<Rank>) -> PyResult<Option<(usize, Rank)>> {
-        py.detach(|| self.inner.find_special(&text, &among)).map_err(to_py)
+    fn find_special(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        among: Vec<Rank>,
+    ) -> PyResult<Option<(usize, Rank)>> {
+        py.detach(|| self.inner.find_special(&text, &among))
+            .map_err(to_py)
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {

@@ -35,7 +35,11 @@ fn decode_base64(s: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let groups = s.len() / 4;
     for (g, chunk) in s.chunks_exact(4).enumerate() {
         let last = g + 1 == groups;
-        let pad = if last { chunk.iter().rev().take_while(|&&c| c == b'=').count() } else { 0 };
+        let pad = if last {
+            chunk.iter().rev().take_while(|&&c| c == b'=').count()
+        } else {
+            0
+        };
         if pad > 2 {
             return None;
         }
@@ -88,26 +92,33 @@ mod tests {
 
     #[test]
     fn reads_the_common_form() {
-        assert_eq!(parse(b"IQ== 0\naGk= 1\nIGhp 2\n"), Some(vec![(0, b"!".to_vec()), (1, b"hi".to_vec()), (2, b" hi".to_vec())]));
+        assert_eq!(
+            parse(b"IQ== 0\naGk= 1\nIGhp 2\n"),
+            Some(vec![
+                (0, b"!".to_vec()),
+                (1, b"hi".to_vec()),
+                (2, b" hi".to_vec())
+            ])
+        );
         assert_eq!(parse(b"AAECAw== 7\n"), Some(vec![(7, vec![0, 1, 2, 3])]));
     }
 
     #[test]
     fn leaves_anything_else_to_the_python_reader() {
         for bad in [
-            &b"IQ== 0"[..],         // no final newline
-            b"IQ== 0\n\naGk= 1\n",  // blank line
-            b"IQ== 0\r\n",          // CRLF
-            b"IQ==  0\n",           // two spaces
-            b"IQ== +0\n",           // sign
-            b"IQ 0\n",              // missing padding
-            b"IR== 0\n",            // non-zero unused bits
-            b"I=Q= 0\n",            // padding inside
-            b"IQ== 0\nIQ== 1\n",    // duplicate token
-            b"IQ== 0\naGk= 0\n",    // duplicate rank
-            b"IQ== 5000000\n",      // far beyond the token count
-            b"IQ== 99999999999\n",  // too large
-            b" 0\n",                // empty token
+            &b"IQ== 0"[..],        // no final newline
+            b"IQ== 0\n\naGk= 1\n", // blank line
+            b"IQ== 0\r\n",         // CRLF
+            b"IQ==  0\n",          // two spaces
+            b"IQ== +0\n",          // sign
+            b"IQ 0\n",             // missing padding
+            b"IR== 0\n",           // non-zero unused bits
+            b"I=Q= 0\n",           // padding inside
+            b"IQ== 0\nIQ== 1\n",   // duplicate token
+            b"IQ== 0\naGk= 0\n",   // duplicate rank
+            b"IQ== 5000000\n",     // far beyond the token count
+            b"IQ== 99999999999\n", // too large
+            b" 0\n",               // empty token
             b"\n",
         ] {
             assert_eq!(parse(bad), None, "{:?}", String::from_utf8_lossy(bad));

@@ -34,7 +34,10 @@ pub fn pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
     if pools.as_ref().is_some_and(|p| p.pid != pid) {
         std::mem::forget(pools.take());
     }
-    let pools = pools.get_or_insert_with(|| Pools { pid, by_size: FxHashMap::default() });
+    let pools = pools.get_or_insert_with(|| Pools {
+        pid,
+        by_size: FxHashMap::default(),
+    });
     if let Some(p) = pools.by_size.get(&n) {
         return Ok(p.clone());
     }

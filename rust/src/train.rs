@@ -98,7 +98,11 @@ impl<C: Count> PairHeap<C> {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && Self::above(&self.data[r], &self.data[l], vocab) { r } else { l };
+            let c = if r < n && Self::above(&self.data[r], &self.data[l], vocab) {
+                r
+            } else {
+                l
+            };
             if !Self::above(&self.data[c], &self.data[i], vocab) {
                 break;
             }
@@ -317,7 +321,13 @@ fn run<C: Count>(
         let current = pair_count.get(&top.pair).copied().unwrap_or_default();
         if current != top.count {
             if current >= min_frequency {
-                heap.push(Entry { count: current, pair: top.pair }, &vocab);
+                heap.push(
+                    Entry {
+                        count: current,
+                        pair: top.pair,
+                    },
+                    &vocab,
+                );
             }
             continue;
         }
@@ -389,7 +399,10 @@ struct MergeStep<C> {
 
 impl<C: Count> Default for MergeStep<C> {
     fn default() -> Self {
-        MergeStep { deltas: FxHashMap::default(), created: Vec::new() }
+        MergeStep {
+            deltas: FxHashMap::default(),
+            created: Vec::new(),
+        }
     }
 }
 
@@ -451,8 +464,10 @@ mod tests {
     /// The textbook algorithm over the same pieces.
     fn naive(pieces: &[(&[u8], u64)], merges: usize, min_frequency: u64) -> Vec<(Rank, Rank)> {
         let mut vocab: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut words: Vec<(Vec<Rank>, u64)> =
-            pieces.iter().map(|(b, c)| (b.iter().map(|&x| x as Rank).collect(), *c)).collect();
+        let mut words: Vec<(Vec<Rank>, u64)> = pieces
+            .iter()
+            .map(|(b, c)| (b.iter().map(|&x| x as Rank).collect(), *c))
+            .collect();
         let mut out = Vec::new();
         while out.len() < merges {
             let mut counts: FxHashMap<(Rank, Rank), u64> = FxHashMap::default();
@@ -654,7 +669,11 @@ mod tests {
             }
             let pieces: Vec<(&[u8], u64)> = uniq.iter().map(|(w, c)| (w.as_slice(), *c)).collect();
             for min_f in [1, 2, 3] {
-                assert_eq!(fast(&pieces, 60, min_f), naive(&pieces, 60, min_f), "round {round}");
+                assert_eq!(
+                    fast(&pieces, 60, min_f),
+                    naive(&pieces, 60, min_f),
+                    "round {round}"
+                );
             }
         }
     }
