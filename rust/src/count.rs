@@ -143,6 +143,39 @@ pub fn cut_after(
     None
 }
 
+/// `text` cut into chunks of about `size` bytes, only at cuts that change no piece and split no
+/// special token (the last such cut before each `size` bytes, else the first one after):
+/// handling the chunks one by one gives the result of handling the whole. Texts that custom
+/// patterns or no pattern split are never cut.
+pub fn chunks<'t>(
+    pretok: &Pretokenizer,
+    specials: &SpecialSplitter,
+    text: &'t str,
+    size: usize,
+) -> Vec<&'t str> {
+    let size = size.max(1);
+    if !pretok.can_cut() || text.len() <= size {
+        return vec![text];
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len() / size + 1);
+    let mut start = 0;
+    while text.len() - start > size {
+        let near = start + size;
+        let cut = cut_before(pretok, specials, b, start, near)
+            .or_else(|| cut_after(pretok, specials, b, near, b.len()));
+        match cut {
+            Some(c) if c > start && c < text.len() => {
+                out.push(&text[start..c]);
+                start = c;
+            }
+            _ => break,
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
 /// Bytes read at a time by `file_cuts`.
 const SCAN_BYTES: usize = 64 << 10;
 
@@ -302,23 +335,9 @@ impl PieceCounter {
         cut_before(&self.pretok, &self.specials, text, min, near)
     }
 
-    /// Cuts `text` into units of about `UNIT_BYTES` for the workers.
+    /// Cuts `text` into units of about `unit_bytes` for the workers.
     fn units<'t>(&self, text: &'t str) -> Vec<&'t str> {
-        let bytes = text.as_bytes();
-        let unit = self.unit_bytes;
-        let mut units = Vec::with_capacity(text.len() / unit + 1);
-        let mut start = 0;
-        while text.len() - start > unit + unit / 2 {
-            match self.cut_before(bytes, start, start + unit) {
-                Some(cut) => {
-                    units.push(&text[start..cut]);
-                    start = cut;
-                }
-                None => break,
-            }
-        }
-        units.push(&text[start..]);
-        units
+        chunks(&self.pretok, &self.specials, text, self.unit_bytes)
     }
 
     /// Counts the pieces of each document (documents are independent: no piece spans two).

@@ -53,9 +53,9 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::count::{cut_before, SpecialSplitter};
+use crate::count::{chunks, cut_before, SpecialSplitter};
 use crate::error::{Error, Result};
-use crate::pretok::{is_independent_cut, Pretokenizer};
+use crate::pretok::Pretokenizer;
 
 pub use crate::Rank;
 
@@ -1209,44 +1209,10 @@ impl Encoder {
         self.encode_chunk(text, m.as_deref(), out)
     }
 
-    /// The first independent cut at or after `from` (see `pretok::is_independent_cut`).
-    fn cut_after(&self, text: &[u8], from: usize) -> Option<usize> {
-        let mut pos = from;
-        while let Some(nl) = memchr::memchr(b'\n', &text[pos..]) {
-            let cut = pos + nl + 1;
-            if is_independent_cut(text, cut) && !self.all_specials.straddles(text, cut) {
-                return Some(cut);
-            }
-            pos = cut;
-        }
-        None
-    }
-
-    /// `text` cut into chunks of about `size` bytes, only where the pieces and special tokens on
-    /// either side do not depend on the other side: encoding the chunks one by one gives the
-    /// ids of the whole. Custom patterns and no pattern are never cut.
+    /// `text` cut into chunks of about `size` bytes where encoding them one by one gives the
+    /// ids of the whole (see `count::chunks`).
     pub fn chunks<'t>(&self, text: &'t str, size: usize) -> Vec<&'t str> {
-        let size = size.max(1);
-        if !self.pretok.can_cut() || text.len() <= size {
-            return vec![text];
-        }
-        let b = text.as_bytes();
-        let mut out = Vec::with_capacity(text.len() / size + 1);
-        let mut start = 0;
-        while text.len() - start > size {
-            let near = start + size;
-            let cut = cut_before(&self.pretok, &self.all_specials, b, start, near)
-                .or_else(|| self.cut_after(b, near));
-            match cut {
-                Some(c) => {
-                    out.push(&text[start..c]);
-                    start = c;
-                }
-                None => break,
-            }
-        }
-        out.push(&text[start..]);
-        out
+        chunks(&self.pretok, &self.all_specials, text, size)
     }
 
     /// The chunks of every text, as (text index, chunk), for `par`.
