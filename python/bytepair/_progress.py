@@ -7,12 +7,13 @@ import time
 from typing import TextIO
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+def size_text(n: float) -> str:
+    """A byte count for people: ``"812 B"``, ``"1.1 MB"``, ``"2,048.0 GB"``."""
+    for unit in ("B", "KB", "MB"):
+        if abs(n) < 1000:
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
         n /= 1000
-    return f"{n:.1f} TB"  # pragma: no cover
+    return f"{n:,.1f} GB"
 
 
 def _duration(s: float) -> str:
@@ -33,7 +34,7 @@ class Progress:
         self._last_draw = 0.0
 
     def _fmt(self, n: float) -> str:
-        return _size(n) if self.unit == "bytes" else f"{int(n):,}"
+        return size_text(n) if self.unit == "bytes" else f"{int(n):,}"
 
     def update(self, done: int) -> None:
         self.done = done
@@ -45,7 +46,7 @@ class Progress:
     def _draw(self, now: float, end: str = "\r") -> None:
         elapsed = max(now - self.start, 1e-9)
         rate = self.done / elapsed
-        rate_s = (_size(rate) + "/s") if self.unit == "bytes" else f"{rate:,.0f} {self.unit}/s"
+        rate_s = (size_text(rate) + "/s") if self.unit == "bytes" else f"{rate:,.0f} {self.unit}/s"
         if self.total:
             frac = min(self.done / self.total, 1.0)
             width = 24

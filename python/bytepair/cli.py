@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, NoReturn, TextIO
 
 import bytepair
 from bytepair._display import pad, token_repr, width
+from bytepair._progress import size_text
 from bytepair.errors import BytepairError, DisallowedSpecialTokenError, UnknownTokenError, VocabError
 from bytepair.tokenizer import Tokenizer
 from bytepair.training import sources_table
@@ -47,14 +48,6 @@ class CommandError(Exception):
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def _size(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _seconds(s: float) -> str:
@@ -265,7 +258,7 @@ def _print_summary(tok: Tokenizer, args: argparse.Namespace, names: Sequence[str
     n_bytes = inputs.get("bytes")
     if n_bytes is not None:
         docs = inputs.get("documents")
-        line = f"  input            {_size(n_bytes)}"
+        line = f"  input            {size_text(n_bytes)}"
         if docs is not None:
             line += f", {_plural(docs, 'document')}"
         if inputs.get("replaced_bytes"):
@@ -440,7 +433,7 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
             shown = ", ".join(str(f) for f in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
             parts.append(shown)
         if isinstance(inputs.get("bytes"), int):
-            parts.append(_size(inputs["bytes"]))
+            parts.append(size_text(inputs["bytes"]))
         if isinstance(inputs.get("documents"), int):
             parts.append(_plural(inputs["documents"], "document"))
         if isinstance(info.get("distinct_pieces"), int):

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from bytepair import _core, _normalize
-from bytepair._progress import Progress, wanted
+from bytepair._progress import Progress, size_text, wanted
 from bytepair.errors import BytepairError, BytepairWarning, CorpusError
 from bytepair.patterns import resolve
 from bytepair.tokenizer import Tokenizer, _repair_surrogates, reserved_name
@@ -977,13 +977,6 @@ def train_from_counts(
 # ---------------------------------------------------------------------------- report
 
 
-def _size(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
-
-
 def sources_table(tok_or_training: Tokenizer | Mapping[str, Any]) -> str:
     """The per-source report of a trained tokenizer as a text table: size, weight and share
     after mixing, and the compression reached on each source's text (bytes per token and tokens
@@ -999,7 +992,7 @@ def sources_table(tok_or_training: Tokenizer | Mapping[str, Any]) -> str:
             [
                 str(s.get("name")),
                 f"{s['files']:,}" if s.get("files") else "-",
-                _size(int(s.get("bytes") or 0)),
+                size_text(int(s.get("bytes") or 0)),
                 f"{s.get('documents', 0):,}",
                 fmt(s.get("weight"), ".3f"),
                 fmt(s.get("share"), ".1%"),
