@@ -30,15 +30,23 @@
 //!   lookups. Later pairs use `PairTable`, open addressing on the packed pair, whose value holds
 //!   priority and result packed in one u64 so that "lowest priority, leftmost" is one compare
 //!   and the merge needs no second lookup.
-//! - Most pair lookups find no merge (60 % on multilingual text); a 2-bit Bloom filter (1 MiB
-//!   for o200k) answers those without touching the 16 MiB pair table.
+//! - A rank model's table holds one pair per token, the last merge of the token's own bytes
+//!   (`Bpe::last_merge` explains why no other pair is ever merged): 200 k pairs for o200k, not
+//!   the 446 k ways of splitting its tokens in two. That halved the table to 8 MiB.
+//! - Most pair lookups find no merge (60 % on multilingual text); a 2-bit Bloom filter (512 KiB
+//!   for o200k) answers those without touching the pair table.
 //! - Short pieces keep tokens in place on stack arrays sized 16/32/64/128, linked to their
-//!   neighbours: a merge moves nothing (shifting arrays showed up as 7 % in `memmove`).
+//!   neighbours: a merge moves nothing (shifting arrays showed up as 7 % in `memmove`). The scan
+//!   for the lowest pair keeps four running minima of `priority << 8 | position`: one serial
+//!   chain of compare-and-move was a fixed cost on the critical path of every merge. With the
+//!   halved pair table this took cold o200k multilingual from about 32 to 36 MB/s.
 //! - Long pieces (>= `LONG_PIECE` bytes): nodes of u32 links and a four-ary heap of packed
 //!   (priority, position) u64, built in place: 10 MB of one letter takes ~2 s, not quadratic.
 //! - Tried and dropped (slower here): a per-thread direct-mapped memo of recent pair lookups in
-//!   front of the pair table (its own cache misses cost what it saved), and finding the lowest
-//!   pair in two vectorisable passes (minimum, then its position) instead of one.
+//!   front of the pair table (its own cache misses cost what it saved), finding the lowest
+//!   pair in two vectorisable passes (minimum, then its position) instead of one, buckets of
+//!   one cache line without the filter (every miss then reads a line of the big table), and
+//!   reading both filter words of the two lookups after a merge before testing either.
 //! - What is left on multilingual text is mostly memory latency of pair lookups during merges
 //!   of pieces seen for the first time; a warm piece cache more than doubles the speed there.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
@@ -216,8 +224,8 @@ impl TokenTable {
 // (left id, right id) -> packed (priority, result)
 
 /// Most lookups during a merge loop find no merge (60 % on multilingual text), and the table
-/// is large (16 MiB for o200k): a small Bloom filter (one 64-bit word per lookup, two bits, about
-/// 16 bits per pair, 1 MiB for o200k) answers most of those without touching the table.
+/// is large (8 MiB for o200k): a small Bloom filter (one 64-bit word per lookup, two bits, about
+/// 16 bits per pair, 512 KiB for o200k) answers most of those without touching the table.
 #[derive(Debug)]
 struct PairTable {
     /// (key, value); key `NONE` marks an empty slot (ids are below u32::MAX).
@@ -651,11 +659,58 @@ impl Bpe {
                 .collect()
         };
         bpe.pairs = PairTable::new(found.len());
-        for (l, r, id) in found {
+        for &(l, r, id) in &found {
+            bpe.pairs.insert(l, r, pack(id, id));
+        }
+        bpe.index_byte_pairs();
+        // Keep only the pairs a merge can ever join (see `last_merge`): half the table, and a
+        // filter that fits in L2, for the same ids.
+        let used: Vec<(Rank, Rank, Rank)> = {
+            let bpe = &bpe;
+            let ids: Vec<Rank> = (0..bpe.spans.len() as Rank)
+                .filter(|&id| bpe.spans[id as usize].1 > 1 && bpe.spans[id as usize].1 != u32::MAX)
+                .collect();
+            ids.par_chunks(4096)
+                .flat_map_iter(|chunk| {
+                    chunk.iter().filter_map(|&id| {
+                        let (l, r) = bpe.last_merge(bpe.token_bytes(id).ok()?)?;
+                        Some((l, r, id))
+                    })
+                })
+                .collect()
+        };
+        bpe.pairs = PairTable::new(used.len());
+        for (l, r, id) in used {
             bpe.pairs.insert(l, r, pack(id, id));
         }
         bpe.index_byte_pairs();
         Ok(bpe)
+    }
+
+    /// The pair of the last merge of encoding `piece` by merges, if that ends in one token.
+    ///
+    /// Only that pair of a token `t` can ever be merged into `t`, in any piece: the merges
+    /// that build `t` over a span of a longer piece never cross the span's edges, so they are
+    /// the merges of the span alone, in the same order (the lowest priority within the span is
+    /// the lowest overall whenever the next merge is inside it; ties go leftmost in both). So
+    /// a rank model needs no other pair of `t` in its table.
+    fn last_merge(&self, piece: &[u8]) -> Option<(Rank, Rank)> {
+        let mut toks: Vec<Rank> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
+        let mut last = None;
+        while toks.len() > 1 {
+            let (at, v) = toks
+                .windows(2)
+                .map(|w| self.pair(w[0], w[1]))
+                .enumerate()
+                .min_by_key(|&(i, v)| (v, i))?;
+            if v == NONE {
+                return None;
+            }
+            last = Some((toks[at], toks[at + 1]));
+            toks[at] = v as Rank;
+            toks.remove(at + 1);
+        }
+        last
     }
 
     pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
@@ -804,54 +859,71 @@ impl Bpe {
     }
 
     /// The short path on arrays of `N` (>= piece.len()) on the stack: tokens stay where their
-    /// first byte was, linked to their neighbours, so a merge moves nothing; each round scans
-    /// the pair priorities (merged-away positions hold `NONE`) for the leftmost lowest.
+    /// first byte was, linked to their neighbours, so a merge moves nothing; each round finds
+    /// the leftmost lowest priority as the minimum of `priority << 8 | position` (merged-away
+    /// positions hold `NONE`), in four independent running minima rather than one serial chain
+    /// of compares (the scan is on the critical path of every merge).
     #[inline(always)]
     fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
         let n = piece.len();
-        debug_assert!((2..=N).contains(&n) && N <= 256);
+        debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
         let mut tok = [0 as Rank; N];
-        // pr[i]: packed (priority, result) of merging the token at i with the next one.
-        let mut pr = [NONE; N];
+        // key[i]: priority << 8 | i of merging the token at i with the next one, into res[i].
+        let mut key = [NONE; N];
+        let mut res = [0 as Rank; N];
         let mut next = [0u8; N]; // n: none
         let mut prev = [0u8; N]; // only read for tokens that have one
+        #[inline(always)]
+        fn set<const N: usize>(key: &mut [u64; N], res: &mut [Rank; N], i: usize, v: u64) {
+            key[i] = if v == NONE {
+                NONE
+            } else {
+                (v >> 32) << 8 | i as u64
+            };
+            res[i] = v as Rank;
+        }
         for i in 0..n {
             tok[i] = self.byte_ids[piece[i] as usize];
             next[i] = (i + 1) as u8;
             prev[i] = i.wrapping_sub(1) as u8;
         }
         for i in 0..n - 1 {
-            pr[i] = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize];
+            let v = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize];
+            set(&mut key, &mut res, i, v);
         }
+        // Positions from n - 1 on stay NONE.
+        let scan = (n - 1).div_ceil(4) * 4;
         let mut left = n;
         while left > 1 {
-            let mut best = NONE;
-            let mut at = 0;
-            for (i, &p) in pr[..n - 1].iter().enumerate() {
-                if p < best {
-                    best = p;
-                    at = i;
+            let mut m = [NONE; 4];
+            for c in key[..scan].chunks_exact(4) {
+                for j in 0..4 {
+                    m[j] = m[j].min(c[j]);
                 }
             }
+            let best = m[0].min(m[1]).min(m[2].min(m[3]));
             if best == NONE {
                 break;
             }
             // Merge the token at `at` with the next one, at `j`.
+            let at = (best & 0xff) as usize;
             let j = next[at] as usize;
-            tok[at] = best as Rank;
-            pr[j] = NONE;
+            tok[at] = res[at];
+            key[j] = NONE;
             let k = next[j] as usize;
             next[at] = k as u8;
             left -= 1;
             if k < n {
                 prev[k] = at as u8;
-                pr[at] = self.pair(tok[at], tok[k]);
+                let v = self.pair(tok[at], tok[k]);
+                set(&mut key, &mut res, at, v);
             } else {
-                pr[at] = NONE;
+                key[at] = NONE;
             }
             if at > 0 {
                 let h = prev[at] as usize;
-                pr[h] = self.pair(tok[h], tok[at]);
+                let v = self.pair(tok[h], tok[at]);
+                set(&mut key, &mut res, h, v);
             }
         }
         let mut i = 0;
@@ -1433,6 +1505,77 @@ mod tests {
         let bpe = Bpe::from_ranks(v).unwrap();
         assert_eq!(enc(&bpe, b"abcab"), vec![302, 300]);
         assert_eq!(enc(&bpe, b"bcab"), vec![301, 300]);
+    }
+
+    /// tiktoken's definition: a piece that is a token is that token; otherwise merge the
+    /// leftmost pair whose concatenation has the lowest rank, looked up by bytes.
+    fn naive_ranks(ranks: &FxHashMap<Vec<u8>, Rank>, piece: &[u8]) -> Vec<Rank> {
+        if let Some(&r) = ranks.get(piece) {
+            return vec![r];
+        }
+        let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
+        loop {
+            let best = (0..parts.len().saturating_sub(1))
+                .filter_map(|i| {
+                    ranks
+                        .get(&[&parts[i][..], &parts[i + 1][..]].concat())
+                        .map(|&r| (r, i))
+                })
+                .min();
+            let Some((_, i)) = best else { break };
+            let right = parts.remove(i + 1);
+            parts[i].extend_from_slice(&right);
+        }
+        parts.iter().map(|p| ranks[p]).collect()
+    }
+
+    /// Random rank vocabularies over a small alphabet, where many tokens have several splits
+    /// into two tokens and some tokens are never made by merges: the pair table keeps only the
+    /// last merge of each token (`last_merge`), and must still give tiktoken's ids.
+    #[test]
+    fn rank_models_match_tiktokens_definition() {
+        let mut seed: u64 = 99;
+        let mut rand = move |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for _ in 0..60 {
+            let mut ranks: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
+            let mut order: Vec<Rank> = (0..256).collect();
+            // Byte tokens get random ranks too, interleaved with the longer ones.
+            let extra = 20 + rand(60) as usize;
+            let mut words = Vec::new();
+            while words.len() < extra {
+                let len = 2 + rand(5) as usize;
+                let w: Vec<u8> = (0..len).map(|_| b"abc"[rand(3) as usize]).collect();
+                if !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+            order.extend(256..256 + extra as Rank);
+            for i in (1..order.len()).rev() {
+                order.swap(i, rand(i as u64 + 1) as usize);
+            }
+            let mut vocab = Vec::new();
+            for (b, &rank) in order[..256].iter().enumerate() {
+                vocab.push((rank, vec![b as u8]));
+            }
+            for (i, w) in words.iter().enumerate() {
+                vocab.push((order[256 + i], w.clone()));
+            }
+            for (r, b) in &vocab {
+                ranks.insert(b.clone(), *r);
+            }
+            let bpe = Bpe::from_ranks(vocab).unwrap();
+            for _ in 0..60 {
+                let long = rand(4) == 0;
+                let n = 1 + rand(if long { 200 } else { 12 }) as usize;
+                let piece: Vec<u8> = (0..n).map(|_| b"abcx"[rand(4) as usize]).collect();
+                assert_eq!(enc(&bpe, &piece), naive_ranks(&ranks, &piece), "{piece:?}");
+            }
+        }
     }
 
     fn encoder(specials: &[&str]) -> Encoder {
