@@ -128,6 +128,13 @@ def test_missing_sources_fail_before_counting(tmp_path: Path) -> None:
         bytepair.train(empty, vocab_size=300)
 
 
+def test_text_passed_as_a_path_gets_a_short_error_that_says_what_to_use() -> None:
+    for text in (TEXT, [TEXT], "two\nlines"):
+        with pytest.raises(FileNotFoundError, match=r"is not a file: .*train_from_iterator\(\[text\]") as e:
+            bytepair.train(text, vocab_size=300)
+        assert len(str(e.value)) < 250
+
+
 def test_bad_utf8_is_named_with_its_offset(tmp_path: Path) -> None:
     data = b"Line one\nLine two\n" * 5000 + b"caf\xe9\n"  # past the head that is checked first
     gz = write(tmp_path / "late.txt.gz", data)

@@ -142,6 +142,18 @@ def _kind(path: str) -> tuple[str | None, bool]:
     return compression, name.endswith((".jsonl", ".ndjson"))
 
 
+def _not_found(spec: str, what: str) -> FileNotFoundError:
+    """The error for a path or glob that names no file. A str with a line break, or longer
+    than any path, is most likely text passed where a path goes: say so, briefly."""
+    if "\n" in spec or len(spec) > 4096:
+        shown = repr(spec[:40]) + ("..." if len(spec) > 40 else "")
+        return FileNotFoundError(
+            f"{shown} ({len(spec):,} characters) is not a file: train() reads a str as a path; "
+            "to train on text in memory use train_from_iterator([text], ...)"
+        )
+    return FileNotFoundError(f"{spec}: {what}")
+
+
 def _expand(spec: str) -> list[str]:
     """The files a path, glob or directory names (sorted), or an error naming it."""
     if os.path.isdir(spec):
@@ -154,13 +166,13 @@ def _expand(spec: str) -> list[str]:
         return found
     if os.path.exists(spec) or not _GLOB_CHARS & set(spec):
         if not os.path.exists(spec):
-            raise FileNotFoundError(f"{spec}: no such file")
+            raise _not_found(spec, "no such file")
         return [spec]
     out: list[str] = []
     for hit in sorted(glob.glob(spec, recursive=True)):
         out += _expand(hit) if os.path.isdir(hit) else [hit]
     if not out:
-        raise FileNotFoundError(f"{spec}: no file matches this pattern")
+        raise _not_found(spec, "no file matches this pattern")
     return out
 
 
