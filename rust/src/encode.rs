@@ -22,8 +22,8 @@
 //! - Pieces that are not one token (10 % of pieces in prose, 25-30 % in multilingual text, where
 //!   they hold 60 % of the bytes) go through the piece cache first: a bounded table of
 //!   piece -> ids, one shard per thread (`PieceCache`), keyed by the hash already computed for the
-//!   vocabulary lookup, its keys and ids in two flat arenas (no allocation per entry). It keeps
-//!   two generations of at most 64 Ki pieces (about 4 MiB each), so memory stays bounded
+//!   vocabulary lookup, its keys and ids in one flat arena (no allocation per entry). It keeps
+//!   two generations of at most 64 Ki pieces (a few MiB each), so memory stays bounded
 //!   whatever the text, and text with more distinct pieces than that still finds recent ones.
 //! - The first round of merges of a piece is over single bytes, so the priorities of all byte
 //!   pairs sit in a flat 64 Ki table (`byte_pairs`, 512 KiB): no hashing for the first n-1
@@ -32,7 +32,10 @@
 //!   and the merge needs no second lookup.
 //! - A rank model's table holds one pair per token, the last merge of the token's own bytes
 //!   (`Bpe::last_merge` explains why no other pair is ever merged): 200 k pairs for o200k, not
-//!   the 446 k ways of splitting its tokens in two. That halved the table to 8 MiB.
+//!   the 446 k ways of splitting its tokens in two; a pair and its result fit in one u64, and
+//!   the tables are filled up to 80 %: 2 MiB of pairs for o200k (16 MiB before), and 4 MiB of
+//!   tokens (8 before). On this machine the last-level cache behaves like about 8 MiB (a
+//!   pointer chase: ~17 ns at 4 MiB, ~32 ns at 8, ~97 ns at 16), so size is speed here.
 //! - Most pair lookups find no merge (60 % on multilingual text); a 2-bit Bloom filter (512 KiB
 //!   for o200k) answers those without touching the pair table.
 //! - Short pieces keep tokens in place on stack arrays sized 16/32/64/128, linked to their
@@ -45,8 +48,12 @@
 //! - Tried and dropped (slower here): a per-thread direct-mapped memo of recent pair lookups in
 //!   front of the pair table (its own cache misses cost what it saved), finding the lowest
 //!   pair in two vectorisable passes (minimum, then its position) instead of one, buckets of
-//!   one cache line without the filter (every miss then reads a line of the big table), and
-//!   reading both filter words of the two lookups after a merge before testing either.
+//!   one cache line without the filter (every miss then reads a line of the big table; 17 %
+//!   slower even with the 2 MiB table), reading both filter words of the two lookups after a
+//!   merge before testing either, a per-thread memo of recent whole pieces in front of the
+//!   token table, prefetching the next piece's token slot one piece ahead, a per-token byte
+//!   "is the left / right of some pair" in front of the filter, and a filter of half the size
+//!   (none of the last four measurably faster in alternating A/B runs).
 //! - What is left on multilingual text is mostly memory latency of pair lookups during merges
 //!   of pieces seen for the first time; a warm piece cache more than doubles the speed there.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
@@ -233,7 +240,7 @@ impl TokenTable {
 /// pair, 512 KiB for o200k) answers most of those without touching the table.
 ///
 /// Rank models (priority = result) with ids below 2^21 - 1 (every published encoding) keep a
-/// pair and its result in one u64 (`compact`): 4 MiB for o200k instead of 8, so that more of
+/// pair and its result in one u64 (`compact`): half the bytes of (key, value), so that more of
 /// it stays in the last-level cache. Merge lists keep (key, packed value) pairs (`wide`).
 #[derive(Debug)]
 struct PairTable {
