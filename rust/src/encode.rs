@@ -265,23 +265,28 @@ fn mix(key: u64) -> u64 {
 }
 
 impl PairTable {
-    /// A table for `entries` pairs; `ranks`: every value inserted is `pack(id, id)` with ids
-    /// below `id_bound`.
-    fn new(entries: usize, ranks: bool, id_bound: usize) -> Self {
+    /// A table for `entries` pairs of any merge list.
+    fn new(entries: usize) -> Self {
+        Self::with_layout(entries, false)
+    }
+
+    /// A table for `entries` pairs of a rank model: every value inserted is `pack(id, id)`
+    /// with ids below `id_bound`. Compact when those ids fit.
+    fn for_ranks(entries: usize, id_bound: usize) -> Self {
+        Self::with_layout(entries, id_bound < (1 << COMPACT_BITS) - 1)
+    }
+
+    fn with_layout(entries: usize, compact: bool) -> Self {
         let bits = table_bits(entries);
         let words = (entries * 16 / 64).next_power_of_two().max(64);
-        let compact = ranks && id_bound < (1 << COMPACT_BITS) - 1;
+        let (compact, wide) = if compact {
+            (filled(1 << bits, NONE), Box::default())
+        } else {
+            (Box::default(), filled(1 << bits, (NONE, NONE)))
+        };
         PairTable {
-            compact: if compact {
-                filled(1 << bits, NONE)
-            } else {
-                Box::new([])
-            },
-            wide: if compact {
-                Box::new([])
-            } else {
-                filled(1 << bits, (NONE, NONE))
-            },
+            compact,
+            wide,
             shift: 64 - bits,
             mask: (1 << bits) - 1,
             filter: filled(words, 0),
@@ -304,19 +309,17 @@ impl PairTable {
         }
         let mut i = (x >> self.shift) as usize;
         if !self.compact.is_empty() {
-            // Ids past the compact range are in no pair.
-            if (a | b) as u64 >= 1 << COMPACT_BITS {
-                return NONE;
-            }
+            // Every id the encoder holds is below the model's id bound, so it fits.
+            debug_assert!(((a | b) as u64) < (1 << COMPACT_BITS));
             let short = (a as u64) << COMPACT_BITS | b as u64;
             loop {
                 let slot = self.compact[i];
-                if slot & COMPACT_KEY == short && slot != NONE {
-                    let result = slot >> (2 * COMPACT_BITS);
-                    return result << 32 | result;
-                }
                 if slot == NONE {
                     return NONE;
+                }
+                if slot & COMPACT_KEY == short {
+                    let result = slot >> (2 * COMPACT_BITS);
+                    return result << 32 | result;
                 }
                 i = (i + 1) & self.mask;
             }
@@ -644,7 +647,7 @@ impl Bpe {
             arena,
             byte_ids,
             byte_pairs: vec![NONE; 1 << 16].into_boxed_slice(),
-            pairs: PairTable::new(0, false, 0),
+            pairs: PairTable::new(0),
             direct: None,
         })
     }
@@ -662,7 +665,7 @@ impl Bpe {
     /// produces the token whose bytes are the concatenation.
     pub fn from_merges(vocab: Vec<(Rank, Vec<u8>)>, merges: &[(Rank, Rank)]) -> Result<Self> {
         let mut bpe = Self::with_vocab(vocab)?;
-        bpe.pairs = PairTable::new(merges.len(), false, 0);
+        bpe.pairs = PairTable::new(merges.len());
         let mut joined = Vec::new();
         for (i, &(a, b)) in merges.iter().enumerate() {
             joined.clear();
@@ -723,7 +726,7 @@ impl Bpe {
                 })
                 .collect()
         };
-        bpe.pairs = PairTable::new(used.len(), true, bpe.spans.len());
+        bpe.pairs = PairTable::for_ranks(used.len(), bpe.spans.len());
         for (l, r, id) in used {
             bpe.pairs.insert(l, r, pack(id, id));
         }
