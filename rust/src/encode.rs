@@ -7,9 +7,9 @@
 //!
 //! Encoding a piece: a piece that is itself a token is emitted at once (most pieces of real text
 //! are); otherwise the lowest-priority pair is merged, leftmost on ties, until none is left.
-//! Short pieces use a plain scan over two small arrays on the stack (quadratic, but tiny); long
-//! ones a min-heap over a linked list, O(n log n), so a megabyte of one repeated character stays
-//! linear-ish.
+//! Short pieces work on small arrays on the stack, scanned for the lowest pair (quadratic, but
+//! tiny); long ones use a min-heap over a linked list, O(n log n), so a megabyte of one repeated
+//! character stays linear-ish.
 //!
 //! Performance notes (measured with `perf` and callgrind on cl100k/o200k over English prose,
 //! source code and multilingual text; see bench/README.md for the figures):
@@ -27,9 +27,9 @@
 //!   whatever the text, and text with more distinct pieces than that still finds recent ones.
 //! - The first round of merges of a piece is over single bytes, so the priorities of all byte
 //!   pairs sit in a flat 64 Ki table (`byte_pairs`, 512 KiB): no hashing for the first n-1
-//!   lookups. Later pairs use `PairTable`, open addressing on the packed pair, whose value holds
-//!   priority and result packed in one u64 so that "lowest priority, leftmost" is one compare
-//!   and the merge needs no second lookup.
+//!   lookups. Later pairs use `PairTable`, open addressing on the packed pair. Both give a
+//!   `Merge`, priority and result in one u64 with the low byte free for a position, so that
+//!   "lowest priority, leftmost" is one compare and the merge needs no second lookup.
 //! - A rank model's table holds one pair per token, the last merge of the token's own bytes
 //!   (`Bpe::last_merge` explains why no other pair is ever merged): 200 k pairs for o200k, not
 //!   the 446 k ways of splitting its tokens in two; a pair and its result fit in one u64, and
@@ -40,9 +40,15 @@
 //!   for o200k) answers those without touching the pair table.
 //! - Short pieces keep tokens in place on stack arrays sized 16/32/64/128, linked to their
 //!   neighbours: a merge moves nothing (shifting arrays showed up as 7 % in `memmove`). The scan
-//!   for the lowest pair keeps four running minima of `priority << 8 | position`: one serial
-//!   chain of compare-and-move was a fixed cost on the critical path of every merge. With the
-//!   halved pair table this took cold o200k multilingual from about 32 to 36 MB/s.
+//!   for the lowest pair keeps four running minima of `merge | position`: one serial chain of
+//!   compare-and-move was a fixed cost on the critical path of every merge. With the halved
+//!   pair table this took cold o200k multilingual from about 32 to 36 MB/s.
+//! - Pieces of 17 bytes or more also keep the minimum of each group of 8 positions: a merge
+//!   changes at most three keys, so it rescans one or two groups and the group minima instead
+//!   of every position. Counted with cachegrind over a cold pass of 2 MiB of multilingual text
+//!   (o200k), where rescanning was 40 % of the merge loop's instructions: 126 M -> 98 M
+//!   instructions in `encode_by_merges`. The heap path instead, from 33 bytes on, was 10 %
+//!   slower.
 //! - Long pieces (>= `LONG_PIECE` bytes): nodes of u32 links and a four-ary heap of packed
 //!   (priority, position) u64, built in place: 10 MB of one letter takes ~2 s, not quadratic.
 //! - Tried and dropped (slower here): a per-thread direct-mapped memo of recent pair lookups in
@@ -53,9 +59,17 @@
 //!   merge before testing either, a per-thread memo of recent whole pieces in front of the
 //!   token table, prefetching the next piece's token slot one piece ahead, a per-token byte
 //!   "is the left / right of some pair" in front of the filter, and a filter of half the size
-//!   (none of the last four measurably faster in alternating A/B runs).
-//! - What is left on multilingual text is mostly memory latency of pair lookups during merges
-//!   of pieces seen for the first time; a warm piece cache more than doubles the speed there.
+//!   (none of the last four measurably faster in alternating A/B runs). Later: encoding 2 to 8
+//!   new pieces interleaved, each merge prefetching the filter word and pair slot its next
+//!   lookups read (no faster: the loop is bound by instructions more than by memory), a ring
+//!   of 8 pieces prefetching their token slots (5 % slower), prefetching the pair slot beside
+//!   the filter word, a one-bit filter of twice the size (5 % slower), 32-bit keys scanned 8 at
+//!   a time (slower: wide loads right after the scalar stores of a merge), and tables in
+//!   2 MiB-aligned memory with transparent huge pages (no measurable change, so none are
+//!   asked for any more).
+//! - On cold multilingual text about half of the time is the merges of pieces seen for the
+//!   first time (471 k merges in 2 MiB), at some 200 instructions each; a warm piece cache more
+//!   than doubles the speed there.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
@@ -77,12 +91,32 @@ pub use crate::Rank;
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;
 
-/// "No merge": sorts after every packed (priority, result).
-const NONE: u64 = u64::MAX;
+/// A merge packed in a u64 as `priority << 40 | result << 8`: merges compare by priority
+/// first (a priority has one result, so the result never decides), and the low byte is left
+/// free for the short path to put a position in (`merge | position`), so that "lowest
+/// priority, leftmost" is the minimum of one array, and the merge's result comes with it.
+type Merge = u64;
 
-#[inline]
-fn pack(priority: u32, result: Rank) -> u64 {
-    ((priority as u64) << 32) | result as u64
+/// Priorities (merge indices, or ranks) must be below this to fit a `Merge`.
+const PRIORITY_BOUND: u64 = 1 << 24;
+
+/// "No merge": sorts after every merge, and stays itself when a position is or-ed in.
+const NONE: Merge = u64::MAX;
+
+#[inline(always)]
+fn pack(priority: u32, result: Rank) -> Merge {
+    debug_assert!((priority as u64) < PRIORITY_BOUND);
+    (priority as u64) << 40 | (result as u64) << 8
+}
+
+#[inline(always)]
+fn priority(m: Merge) -> u32 {
+    (m >> 40) as u32
+}
+
+#[inline(always)]
+fn result(m: Merge) -> Rank {
+    (m >> 8) as Rank
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -124,33 +158,10 @@ fn hash_bytes(b: &[u8], head: u64) -> u64 {
     h ^ (h >> 29)
 }
 
-/// A boxed slice of `n` copies of `value`. Tables of megabytes are probed at random, one
-/// cache line per lookup: with 4 KiB pages nearly every probe of a 16 MiB table also misses the
-/// TLB, so large tables ask Linux for transparent huge pages before they are first written.
+/// A boxed slice of `n` copies of `value`.
 fn filled<T: Copy>(n: usize, value: T) -> Box<[T]> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    advise_huge_pages(v.as_mut_ptr() as usize, n * std::mem::size_of::<T>());
-    v.resize(n, value);
-    v.into_boxed_slice()
+    vec![value; n].into_boxed_slice()
 }
-
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(addr: usize, len: usize) {
-    const PAGE: usize = 4096;
-    if len < (2 << 20) {
-        return;
-    }
-    let start = (addr + PAGE - 1) & !(PAGE - 1);
-    let end = (addr + len) & !(PAGE - 1);
-    // SAFETY: the range lies inside an allocation this function's caller owns, and
-    // MADV_HUGEPAGE only changes how the kernel backs those pages, never their contents.
-    unsafe {
-        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_addr: usize, _len: usize) {}
 
 /// The token and pair tables: powers of two with at least 1.25 slots per entry (filled 40
 /// to 80 %). Measured on cold o200k multilingual text, the smaller tables (4 MiB of tokens and
@@ -233,7 +244,7 @@ impl TokenTable {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (left id, right id) -> packed (priority, result)
+// (left id, right id) -> Merge
 
 /// Most lookups during a merge loop find no merge (60 % on multilingual text), and the table
 /// is large: a small Bloom filter (one 64-bit word per lookup, two bits, about 16 bits per
@@ -260,8 +271,7 @@ const COMPACT_KEY: u64 = (1 << (2 * COMPACT_BITS)) - 1;
 /// Mixes a packed pair into 64 bits: the top bits index the table, the low ones the filter.
 #[inline(always)]
 fn mix(key: u64) -> u64 {
-    let x = (key ^ (key >> 29)).wrapping_mul(K);
-    x ^ (x >> 32)
+    (key ^ (key >> 32)).wrapping_mul(K)
 }
 
 impl PairTable {
@@ -296,7 +306,7 @@ impl PairTable {
 
     #[inline(always)]
     fn filter_bits(x: u64) -> u64 {
-        (1u64 << (x & 63)) | (1u64 << ((x >> 6) & 63))
+        (1u64 << ((x >> 20) & 63)) | (1u64 << ((x >> 26) & 63))
     }
 
     #[inline(always)]
@@ -304,7 +314,7 @@ impl PairTable {
         let key = ((a as u64) << 32) | b as u64;
         let x = mix(key);
         let bits = Self::filter_bits(x);
-        if self.filter[(x >> 12) as usize & self.filter_mask] & bits != bits {
+        if self.filter[(x >> 32) as usize & self.filter_mask] & bits != bits {
             return NONE;
         }
         let mut i = (x >> self.shift) as usize;
@@ -318,8 +328,8 @@ impl PairTable {
                     return NONE;
                 }
                 if slot & COMPACT_KEY == short {
-                    let result = slot >> (2 * COMPACT_BITS);
-                    return result << 32 | result;
+                    let id = (slot >> (2 * COMPACT_BITS)) as Rank;
+                    return pack(id, id);
                 }
                 i = (i + 1) & self.mask;
             }
@@ -340,15 +350,15 @@ impl PairTable {
     fn insert(&mut self, a: Rank, b: Rank, value: u64) {
         let key = ((a as u64) << 32) | b as u64;
         let x = mix(key);
-        self.filter[(x >> 12) as usize & self.filter_mask] |= Self::filter_bits(x);
+        self.filter[(x >> 32) as usize & self.filter_mask] |= Self::filter_bits(x);
         let mut i = (x >> self.shift) as usize;
         if !self.compact.is_empty() {
-            debug_assert!(value >> 32 == value & 0xFFFF_FFFF);
+            debug_assert!(priority(value) == result(value));
             let short = (a as u64) << COMPACT_BITS | b as u64;
             loop {
                 let slot = self.compact[i];
                 if slot == NONE {
-                    self.compact[i] = short | (value & 0xFFFF_FFFF) << (2 * COMPACT_BITS);
+                    self.compact[i] = short | (result(value) as u64) << (2 * COMPACT_BITS);
                     return;
                 }
                 if slot & COMPACT_KEY == short {
@@ -583,7 +593,7 @@ pub struct Bpe {
     spans: Vec<(u32, u32)>,
     arena: Vec<u8>,
     byte_ids: [Rank; 256],
-    /// Packed (priority, result) of merging the single bytes (x, y), at `x << 8 | y`.
+    /// The `Merge` of the single bytes (x, y), at `x << 8 | y`.
     byte_pairs: Box<[u64]>,
     pairs: PairTable,
     /// Ids a piece may be encoded to by whole-piece lookup, when not all of them: for merge
@@ -664,6 +674,13 @@ impl Bpe {
     /// A vocabulary (id, bytes) and merges as (left id, right id) in priority order. Each merge
     /// produces the token whose bytes are the concatenation.
     pub fn from_merges(vocab: Vec<(Rank, Vec<u8>)>, merges: &[(Rank, Rank)]) -> Result<Self> {
+        if merges.len() as u64 >= PRIORITY_BOUND {
+            return Err(Error::Vocab(format!(
+                "{} merges; at most {} are supported",
+                merges.len(),
+                PRIORITY_BOUND - 1
+            )));
+        }
         let mut bpe = Self::with_vocab(vocab)?;
         bpe.pairs = PairTable::new(merges.len());
         let mut joined = Vec::new();
@@ -708,6 +725,12 @@ impl Bpe {
 
     /// tiktoken's model: the ranks are the ids and a pair merges into the token its bytes make.
     pub fn from_ranks(ranks: Vec<(Rank, Vec<u8>)>) -> Result<Self> {
+        if let Some(&(rank, _)) = ranks.iter().find(|(r, _)| *r as u64 >= PRIORITY_BOUND) {
+            return Err(Error::Vocab(format!(
+                "rank {rank} is too large; ranks up to {} are supported",
+                PRIORITY_BOUND - 1
+            )));
+        }
         let mut bpe = Self::with_vocab(ranks)?;
         // A pair merges into the token its bytes make, at that token's rank; of all the ways to
         // split a token in two, only its last merge is ever used (see `last_merge`), so the
@@ -919,35 +942,30 @@ impl Bpe {
     fn encode_short(&self, piece: &[u8], out: &mut Vec<Rank>) {
         match piece.len() {
             0..=16 => self.encode_short_n::<16>(piece, out),
-            17..=32 => self.encode_short_n::<32>(piece, out),
-            33..=64 => self.encode_short_n::<64>(piece, out),
-            _ => self.encode_short_n::<LONG_PIECE>(piece, out),
+            17..=32 => self.encode_grouped_n::<32, 4>(piece, out),
+            33..=64 => self.encode_grouped_n::<64, 8>(piece, out),
+            _ => self.encode_grouped_n::<LONG_PIECE, 16>(piece, out),
         }
     }
 
-    /// The short path on arrays of `N` (>= piece.len()) on the stack: tokens stay where their
-    /// first byte was, linked to their neighbours, so a merge moves nothing; each round finds
-    /// the leftmost lowest priority as the minimum of `priority << 8 | position` (merged-away
-    /// positions hold `NONE`), in four independent running minima rather than one serial chain
-    /// of compares (the scan is on the critical path of every merge).
+    /// The short path for longer pieces: as `encode_short_n`, with the minimum of each group of
+    /// 8 keys kept in `low` (`G` = N / 8 groups), so that a merge rescans the (one or two)
+    /// groups it changed and the `G` group minima, not all `N` keys.
     #[inline(always)]
-    fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    fn encode_grouped_n<const N: usize, const G: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
         let n = piece.len();
-        debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
+        debug_assert!((2..=N).contains(&n) && N <= 256 && G * 8 == N);
         let mut tok = [0 as Rank; N];
-        // key[i]: priority << 8 | i of merging the token at i with the next one, into res[i].
         let mut key = [NONE; N];
-        let mut res = [0 as Rank; N];
-        let mut next = [0u8; N]; // n: none
-        let mut prev = [0u8; N]; // only read for tokens that have one
+        let mut low = [NONE; G];
+        let mut next = [0u8; N];
+        let mut prev = [0u8; N];
         #[inline(always)]
-        fn set<const N: usize>(key: &mut [u64; N], res: &mut [Rank; N], i: usize, v: u64) {
-            key[i] = if v == NONE {
-                NONE
-            } else {
-                (v >> 32) << 8 | i as u64
-            };
-            res[i] = v as Rank;
+        fn group_min<const N: usize>(key: &[u64; N], g: usize) -> u64 {
+            let k = &key[g * 8..g * 8 + 8];
+            let a = k[0].min(k[1]).min(k[2].min(k[3]));
+            let b = k[4].min(k[5]).min(k[6].min(k[7]));
+            a.min(b)
         }
         for i in 0..n {
             tok[i] = self.byte_ids[piece[i] as usize];
@@ -955,8 +973,78 @@ impl Bpe {
             prev[i] = i.wrapping_sub(1) as u8;
         }
         for i in 0..n - 1 {
-            let v = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize];
-            set(&mut key, &mut res, i, v);
+            key[i] = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize] | i as u64;
+        }
+        let groups = (n - 1).div_ceil(8);
+        for (g, l) in low.iter_mut().enumerate().take(groups) {
+            *l = group_min(&key, g);
+        }
+        let scan = groups.div_ceil(4) * 4;
+        let mut left = n;
+        while left > 1 {
+            let mut m = [NONE; 4];
+            for c in low[..scan].chunks_exact(4) {
+                for j in 0..4 {
+                    m[j] = m[j].min(c[j]);
+                }
+            }
+            let best = m[0].min(m[1]).min(m[2].min(m[3]));
+            if best == NONE {
+                break;
+            }
+            let at = (best & 0xff) as usize;
+            let j = next[at] as usize;
+            tok[at] = result(best);
+            key[j] = NONE;
+            let k = next[j] as usize;
+            next[at] = k as u8;
+            left -= 1;
+            key[at] = if k < n {
+                prev[k] = at as u8;
+                self.pair(tok[at], tok[k]) | at as u64
+            } else {
+                NONE
+            };
+            if at > 0 {
+                let h = prev[at] as usize;
+                key[h] = self.pair(tok[h], tok[at]) | h as u64;
+                if h / 8 != at / 8 {
+                    low[h / 8] = group_min(&key, h / 8);
+                }
+            }
+            low[at / 8] = group_min(&key, at / 8);
+            if j / 8 != at / 8 {
+                low[j / 8] = group_min(&key, j / 8);
+            }
+        }
+        let mut i = 0;
+        while i < n {
+            out.push(tok[i]);
+            i = next[i] as usize;
+        }
+    }
+
+    /// The short path on arrays of `N` (>= piece.len()) on the stack: tokens stay where their
+    /// first byte was, linked to their neighbours, so a merge moves nothing; each round finds
+    /// the leftmost lowest priority as the minimum of `merge | position` (merged-away positions
+    /// hold `NONE`), in four independent running minima rather than one serial chain of
+    /// compares (the scan is on the critical path of every merge).
+    #[inline(always)]
+    fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        let n = piece.len();
+        debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
+        let mut tok = [0 as Rank; N];
+        // key[i]: the merge of the token at i with the next one, or-ed with i (see `Merge`).
+        let mut key = [NONE; N];
+        let mut next = [0u8; N]; // n: none
+        let mut prev = [0u8; N]; // only read for tokens that have one
+        for i in 0..n {
+            tok[i] = self.byte_ids[piece[i] as usize];
+            next[i] = (i + 1) as u8;
+            prev[i] = i.wrapping_sub(1) as u8;
+        }
+        for i in 0..n - 1 {
+            key[i] = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize] | i as u64;
         }
         // Positions from n - 1 on stay NONE.
         let scan = (n - 1).div_ceil(4) * 4;
@@ -975,22 +1063,20 @@ impl Bpe {
             // Merge the token at `at` with the next one, at `j`.
             let at = (best & 0xff) as usize;
             let j = next[at] as usize;
-            tok[at] = res[at];
+            tok[at] = result(best);
             key[j] = NONE;
             let k = next[j] as usize;
             next[at] = k as u8;
             left -= 1;
-            if k < n {
+            key[at] = if k < n {
                 prev[k] = at as u8;
-                let v = self.pair(tok[at], tok[k]);
-                set(&mut key, &mut res, at, v);
+                self.pair(tok[at], tok[k]) | at as u64
             } else {
-                key[at] = NONE;
-            }
+                NONE
+            };
             if at > 0 {
                 let h = prev[at] as usize;
-                let v = self.pair(tok[h], tok[at]);
-                set(&mut key, &mut res, h, v);
+                key[h] = self.pair(tok[h], tok[at]) | h as u64;
             }
         }
         let mut i = 0;
@@ -1013,7 +1099,7 @@ impl Bpe {
                 .enumerate()
                 .filter_map(|(i, w)| {
                     let v = self.byte_pairs[(w[0] as usize) << 8 | w[1] as usize];
-                    (v != NONE).then_some((v >> 32) << 32 | i as u64)
+                    (v != NONE).then_some((priority(v) as u64) << 32 | i as u64)
                 })
                 .collect(),
         );
@@ -1024,10 +1110,10 @@ impl Bpe {
                 continue;
             }
             let v = self.pair(tok[i], tok[j as usize]);
-            if v == NONE || (v >> 32) as u32 != p {
+            if v == NONE || priority(v) != p {
                 continue;
             }
-            tok[i] = v as Rank;
+            tok[i] = result(v);
             tok[j as usize] = DEAD;
             let k = next[j as usize];
             next[i] = k;
@@ -1035,14 +1121,14 @@ impl Bpe {
                 prev[k as usize] = i as u32;
                 let v = self.pair(tok[i], tok[k as usize]);
                 if v != NONE {
-                    heap.push((v >> 32) << 32 | i as u64);
+                    heap.push((priority(v) as u64) << 32 | i as u64);
                 }
             }
             let h = prev[i];
             if h != u32::MAX {
                 let v = self.pair(tok[h as usize], tok[i]);
                 if v != NONE {
-                    heap.push((v >> 32) << 32 | h as u64);
+                    heap.push((priority(v) as u64) << 32 | h as u64);
                 }
             }
         }
@@ -1510,7 +1596,7 @@ mod tests {
                 .min()
                 .filter(|&(v, _)| v != NONE);
             let Some((v, i)) = best else { return ids };
-            ids[i] = v as Rank;
+            ids[i] = result(v);
             ids.remove(i + 1);
         }
     }
@@ -1561,6 +1647,14 @@ mod tests {
         assert!(Bpe::from_merges(v, &[]).is_err());
         assert!(Bpe::from_merges(byte_vocab(), &[(97, 98)]).is_err());
         assert!(Bpe::from_merges(byte_vocab(), &[(97, 999)]).is_err());
+        // Priorities must fit a `Merge`: a rank that does not is refused, by name.
+        let mut v = byte_vocab();
+        v.push((PRIORITY_BOUND as Rank, b"ab".to_vec()));
+        let err = Bpe::from_ranks(v).unwrap_err().to_string();
+        assert!(err.contains(&PRIORITY_BOUND.to_string()), "{err}");
+        let mut v = byte_vocab();
+        v.push((PRIORITY_BOUND as Rank - 1, b"ab".to_vec()));
+        assert!(!matches!(Bpe::from_ranks(v), Err(e) if e.to_string().contains("too large")));
     }
 
     #[test]

@@ -21,8 +21,8 @@
 //! - Encoding (details in `encode`): whole-piece lookup in a table whose slots hold the first 8
 //!   bytes of each token (no pointer chase for most pieces); a bounded per-thread cache of
 //!   piece -> ids; merges on stack arrays with a flat table for byte pairs and a Bloom filter in
-//!   front of the big pair table; a four-ary heap for long pieces. Large tables ask Linux for
-//!   huge pages: their probes are random, and with 4 KiB pages nearly each one missed the TLB.
+//!   front of the big pair table; minima per group of 8 positions for pieces over 16 bytes; a
+//!   four-ary heap for long pieces.
 //! - The Python boundary cost as much as encoding: `py.rs` returns lists that share one int
 //!   object per id instead of allocating an int per token.
 //! - Threads: pools are cached per size (`threads`), never the global one, and rebuilt in a
