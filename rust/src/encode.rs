@@ -268,7 +268,9 @@ struct PairTable {
 const COMPACT_BITS: u32 = 21;
 const COMPACT_KEY: u64 = (1 << (2 * COMPACT_BITS)) - 1;
 
-/// Mixes a packed pair into 64 bits: the top bits index the table, the low ones the filter.
+/// Mixes a packed pair into 64 bits with one multiply. The table takes the top bits, the filter
+/// its word from bits 32 and up and its two bits from bits 20-31; the lowest bits of a product
+/// depend on too few bits of the key to use.
 #[inline(always)]
 fn mix(key: u64) -> u64 {
     (key ^ (key >> 32)).wrapping_mul(K)
