@@ -516,6 +516,100 @@ impl PieceCache {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The short path's tokens
+
+/// A short piece's tokens on arrays of `N` (>= its length) on the stack: tokens stay where
+/// their first byte was, linked to their neighbours, so a merge moves nothing.
+struct Short<const N: usize> {
+    n: usize,
+    tok: [Rank; N],
+    /// key[i]: the merge of the token at i with the next one, or-ed with i (see `Merge`).
+    key: [Merge; N],
+    next: [u8; N], // n: none
+    prev: [u8; N], // only read for tokens that have one
+}
+
+impl<const N: usize> Short<N> {
+    /// The piece's bytes as tokens, with the merges of neighbouring bytes (2 <= len <= N).
+    #[inline(always)]
+    fn new(bpe: &Bpe, piece: &[u8]) -> Self {
+        let n = piece.len();
+        debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
+        let mut s = Short {
+            n,
+            tok: [0; N],
+            key: [NONE; N],
+            next: [0; N],
+            prev: [0; N],
+        };
+        for (i, &b) in piece.iter().enumerate() {
+            s.tok[i] = bpe.byte_ids[b as usize];
+            s.next[i] = (i + 1) as u8;
+            s.prev[i] = i.wrapping_sub(1) as u8;
+        }
+        for i in 0..n - 1 {
+            s.key[i] = bpe.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize] | i as u64;
+        }
+        s
+    }
+
+    /// Applies `best` (a key) and looks up the two merges it makes possible. Returns the
+    /// positions whose keys changed: the left neighbour (`at` when there is none), the merged
+    /// token, and the token merged away.
+    #[inline(always)]
+    fn merge(&mut self, bpe: &Bpe, best: Merge) -> (usize, usize, usize) {
+        let at = (best & 0xff) as usize;
+        let j = self.next[at] as usize;
+        self.tok[at] = result(best);
+        self.key[j] = NONE;
+        let k = self.next[j] as usize;
+        self.next[at] = k as u8;
+        self.key[at] = if k < self.n {
+            self.prev[k] = at as u8;
+            bpe.pair(self.tok[at], self.tok[k]) | at as u64
+        } else {
+            NONE
+        };
+        let mut h = at;
+        if at > 0 {
+            h = self.prev[at] as usize;
+            self.key[h] = bpe.pair(self.tok[h], self.tok[at]) | h as u64;
+        }
+        (h, at, j)
+    }
+
+    /// The lowest key of positions `8 * g .. 8 * g + 8`.
+    #[inline(always)]
+    fn group_min(&self, g: usize) -> Merge {
+        let k = &self.key[g * 8..g * 8 + 8];
+        let a = k[0].min(k[1]).min(k[2].min(k[3]));
+        let b = k[4].min(k[5]).min(k[6].min(k[7]));
+        a.min(b)
+    }
+
+    #[inline(always)]
+    fn emit(&self, out: &mut Vec<Rank>) {
+        let mut i = 0;
+        while i < self.n {
+            out.push(self.tok[i]);
+            i = self.next[i] as usize;
+        }
+    }
+}
+
+/// The minimum of `keys` (a multiple of 4 long), in four independent running minima.
+#[inline(always)]
+fn min4(keys: &[Merge]) -> Merge {
+    let mut m = [NONE; 4];
+    for c in keys.chunks_exact(4) {
+        for j in 0..4 {
+            m[j] = m[j].min(c[j]);
+        }
+    }
+    m[0].min(m[1]).min(m[2].min(m[3]))
+}
+
+// ---------------------------------------------------------------------------------------------
 // A min-heap of u64 with four children per node
 
 /// The long-piece path keeps one entry per candidate merge: millions for a long piece, far more
@@ -950,142 +1044,57 @@ impl Bpe {
         }
     }
 
+    /// The short path on arrays of `N` (>= piece.len()) on the stack (see `Short`): each round
+    /// finds the leftmost lowest priority as the minimum of `merge | position` (merged-away
+    /// positions hold `NONE`), in four independent running minima rather than one serial chain
+    /// of compares (the scan is on the critical path of every merge).
+    #[inline(always)]
+    fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        let mut s = Short::<N>::new(self, piece);
+        // Positions from n - 1 on stay NONE.
+        let scan = (s.n - 1).div_ceil(4) * 4;
+        let mut left = s.n;
+        while left > 1 {
+            let best = min4(&s.key[..scan]);
+            if best == NONE {
+                break;
+            }
+            s.merge(self, best);
+            left -= 1;
+        }
+        s.emit(out);
+    }
+
     /// The short path for longer pieces: as `encode_short_n`, with the minimum of each group of
     /// 8 keys kept in `low` (`G` = N / 8 groups), so that a merge rescans the (one or two)
     /// groups it changed and the `G` group minima, not all `N` keys.
     #[inline(always)]
     fn encode_grouped_n<const N: usize, const G: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
-        let n = piece.len();
-        debug_assert!((2..=N).contains(&n) && N <= 256 && G * 8 == N);
-        let mut tok = [0 as Rank; N];
-        let mut key = [NONE; N];
+        debug_assert!(G * 8 == N);
+        let mut s = Short::<N>::new(self, piece);
         let mut low = [NONE; G];
-        let mut next = [0u8; N];
-        let mut prev = [0u8; N];
-        #[inline(always)]
-        fn group_min<const N: usize>(key: &[u64; N], g: usize) -> u64 {
-            let k = &key[g * 8..g * 8 + 8];
-            let a = k[0].min(k[1]).min(k[2].min(k[3]));
-            let b = k[4].min(k[5]).min(k[6].min(k[7]));
-            a.min(b)
-        }
-        for i in 0..n {
-            tok[i] = self.byte_ids[piece[i] as usize];
-            next[i] = (i + 1) as u8;
-            prev[i] = i.wrapping_sub(1) as u8;
-        }
-        for i in 0..n - 1 {
-            key[i] = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize] | i as u64;
-        }
-        let groups = (n - 1).div_ceil(8);
+        let groups = (s.n - 1).div_ceil(8);
         for (g, l) in low.iter_mut().enumerate().take(groups) {
-            *l = group_min(&key, g);
+            *l = s.group_min(g);
         }
         let scan = groups.div_ceil(4) * 4;
-        let mut left = n;
+        let mut left = s.n;
         while left > 1 {
-            let mut m = [NONE; 4];
-            for c in low[..scan].chunks_exact(4) {
-                for j in 0..4 {
-                    m[j] = m[j].min(c[j]);
-                }
-            }
-            let best = m[0].min(m[1]).min(m[2].min(m[3]));
+            let best = min4(&low[..scan]);
             if best == NONE {
                 break;
             }
-            let at = (best & 0xff) as usize;
-            let j = next[at] as usize;
-            tok[at] = result(best);
-            key[j] = NONE;
-            let k = next[j] as usize;
-            next[at] = k as u8;
+            let (h, at, j) = s.merge(self, best);
             left -= 1;
-            key[at] = if k < n {
-                prev[k] = at as u8;
-                self.pair(tok[at], tok[k]) | at as u64
-            } else {
-                NONE
-            };
-            if at > 0 {
-                let h = prev[at] as usize;
-                key[h] = self.pair(tok[h], tok[at]) | h as u64;
-                if h / 8 != at / 8 {
-                    low[h / 8] = group_min(&key, h / 8);
-                }
+            if h / 8 != at / 8 {
+                low[h / 8] = s.group_min(h / 8);
             }
-            low[at / 8] = group_min(&key, at / 8);
+            low[at / 8] = s.group_min(at / 8);
             if j / 8 != at / 8 {
-                low[j / 8] = group_min(&key, j / 8);
+                low[j / 8] = s.group_min(j / 8);
             }
         }
-        let mut i = 0;
-        while i < n {
-            out.push(tok[i]);
-            i = next[i] as usize;
-        }
-    }
-
-    /// The short path on arrays of `N` (>= piece.len()) on the stack: tokens stay where their
-    /// first byte was, linked to their neighbours, so a merge moves nothing; each round finds
-    /// the leftmost lowest priority as the minimum of `merge | position` (merged-away positions
-    /// hold `NONE`), in four independent running minima rather than one serial chain of
-    /// compares (the scan is on the critical path of every merge).
-    #[inline(always)]
-    fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
-        let n = piece.len();
-        debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
-        let mut tok = [0 as Rank; N];
-        // key[i]: the merge of the token at i with the next one, or-ed with i (see `Merge`).
-        let mut key = [NONE; N];
-        let mut next = [0u8; N]; // n: none
-        let mut prev = [0u8; N]; // only read for tokens that have one
-        for i in 0..n {
-            tok[i] = self.byte_ids[piece[i] as usize];
-            next[i] = (i + 1) as u8;
-            prev[i] = i.wrapping_sub(1) as u8;
-        }
-        for i in 0..n - 1 {
-            key[i] = self.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize] | i as u64;
-        }
-        // Positions from n - 1 on stay NONE.
-        let scan = (n - 1).div_ceil(4) * 4;
-        let mut left = n;
-        while left > 1 {
-            let mut m = [NONE; 4];
-            for c in key[..scan].chunks_exact(4) {
-                for j in 0..4 {
-                    m[j] = m[j].min(c[j]);
-                }
-            }
-            let best = m[0].min(m[1]).min(m[2].min(m[3]));
-            if best == NONE {
-                break;
-            }
-            // Merge the token at `at` with the next one, at `j`.
-            let at = (best & 0xff) as usize;
-            let j = next[at] as usize;
-            tok[at] = result(best);
-            key[j] = NONE;
-            let k = next[j] as usize;
-            next[at] = k as u8;
-            left -= 1;
-            key[at] = if k < n {
-                prev[k] = at as u8;
-                self.pair(tok[at], tok[k]) | at as u64
-            } else {
-                NONE
-            };
-            if at > 0 {
-                let h = prev[at] as usize;
-                key[h] = self.pair(tok[h], tok[at]) | h as u64;
-            }
-        }
-        let mut i = 0;
-        while i < n {
-            out.push(tok[i]);
-            i = next[i] as usize;
-        }
+        s.emit(out);
     }
 
     /// Any length >= 2: a heap of packed (priority, position) over a linked list of tokens.
