@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["counts_at", "decompose", "tokens_at_every_size"]
+__all__ = ["counts_at", "decompose", "merge_counts", "tokens_at_every_size"]
 
 Counts = npt.NDArray[np.int64]
 
@@ -72,4 +72,25 @@ def decompose(ids: Sequence[int], tree: npt.NDArray[np.int64], size: int) -> lis
             else:
                 stack.append(int(tree[t, 1]))
                 stack.append(int(tree[t, 0]))
+    return out
+
+
+def merge_counts(tree: npt.NDArray[np.int64], counts: Counts) -> Counts:
+    """``out[m]`` = how many times merge ``m`` is applied when encoding the text whose token counts
+    (at the largest size) are ``counts``: each final token ``m`` is one application, and so is
+    every token ``m`` later merged into a bigger one. For the training text this is the number
+    of replacements the merge made when it was learned (tokens formed inside special tokens aside)."""
+    n = len(tree)
+    c = np.zeros(n, dtype=np.int64)
+    c[: min(n, len(counts))] = counts[:n]
+    out = np.zeros(n, dtype=np.int64)
+    for m in range(n - 1, -1, -1):
+        k = int(c[m])
+        left, right = tree[m]
+        if left < 0:
+            continue
+        out[m] = k
+        if k:
+            c[left] += k
+            c[right] += k
     return out
