@@ -58,6 +58,11 @@ def segments(tok: Tokenizer, ids: Sequence[int]) -> list[Segment]:
         pend_ids.append(int(i))
         pend.append(tok.token_bytes(int(i)))
         got = _decodes(b"".join(pend))
+        if got is False and len(pend) > 1:
+            # the new token does not continue the pending bytes: they stay hex; start again from it
+            out.append(Segment(pend_ids[:-1], pend[:-1], None))
+            pend_ids, pend = pend_ids[-1:], pend[-1:]
+            got = _decodes(pend[0])
         if isinstance(got, str):
             out.append(Segment(pend_ids, pend, got))
             pend_ids, pend = [], []
