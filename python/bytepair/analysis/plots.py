@@ -85,7 +85,7 @@ def plot_compare(table: dict[str, dict[str, float]], metric: str, path: str | os
     plt = pyplot()
     toks = list(table)
     corpora = list(next(iter(table.values()))) if table else []
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(corpora) * max(1, len(toks)) / 2), 4))
+    fig, ax = plt.subplots(figsize=(min(12, max(6, 0.3 * len(corpora) * max(1, len(toks)))), 4))
     w = 0.8 / max(1, len(toks))
     for k, t in enumerate(toks):
         xs = [i + (k - (len(toks) - 1) / 2) * w for i in range(len(corpora))]
