@@ -176,6 +176,16 @@ def test_word_spans_by_hand() -> None:
     assert word_spans("  ").tolist() == []
 
 
+@given(st.text(alphabet="ab 東は\u3000\n\tกx\U00020000\U0001f642", max_size=30))
+def test_count_words_in_chunks_matches_word_spans(text: str) -> None:
+    from unittest import mock
+
+    from bytepair.analysis import words
+
+    with mock.patch.object(words, "_CHUNK", 3):
+        assert words.count_words(text) == len(word_spans(text))
+
+
 def test_measure_with_a_bytes_only_tokenizer_by_hand() -> None:
     t = bytepair.train_from_iterator(["x"], vocab_size=256)  # no merges: one token per byte
     # "ab c": 4 tokens, 2 words, "ab" is cut by a boundary, "c" is not

@@ -149,8 +149,12 @@ def token_stats(tok: Tokenizer, documents: Iterable[str], *, num_threads: int | 
         for ids in tok.encode_batch(batch, disallowed_special=(), num_threads=num_threads):
             if ids:
                 a = np.asarray(ids, dtype=np.int64)
-                counts += np.bincount(a, minlength=size)
-                dfs[np.unique(a)] += 1
+                c = np.bincount(a, minlength=size)
+                counts += c
+                if len(a) >= size:
+                    dfs += c > 0
+                else:  # a short document: sorting its ids beats scanning the whole vocabulary
+                    dfs[np.unique(a)] += 1
     if docs == 0:
         raise CorpusError("the corpus has no documents")
     return TokenStats(counts, dfs, docs, text_bytes, n)

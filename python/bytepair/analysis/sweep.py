@@ -34,7 +34,7 @@ from bytepair.analysis.corpus import Corpus
 from bytepair.analysis.merges import nested_merges
 from bytepair.analysis.nested import tokens_at_every_size
 from bytepair.analysis.stats import token_stats
-from bytepair.analysis.words import word_spans
+from bytepair.analysis.words import count_words
 from bytepair.errors import BytepairError, CorpusError
 from bytepair.tokenizer import Tokenizer
 
@@ -102,7 +102,7 @@ def _count(tok: Tokenizer, corpora: Sequence[Corpus]) -> tuple[npt.NDArray[np.in
     text_bytes = words = 0
     for c in corpora:
         docs = list(c.documents())
-        words += sum(len(word_spans(d)) for d in docs)
+        words += sum(count_words(d) for d in docs)
         st = token_stats(tok, docs)
         text_bytes += st.text_bytes
         counts = st.counts if len(counts) == 0 else counts + st.counts

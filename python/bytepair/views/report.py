@@ -26,7 +26,7 @@ from bytepair.analysis.corpus import Corpus
 from bytepair.analysis.merges import nested_merges
 from bytepair.analysis.nested import tokens_at_every_size
 from bytepair.analysis.stats import token_stats, zipf_fit
-from bytepair.analysis.words import WORD_DEFINITION, word_spans
+from bytepair.analysis.words import WORD_DEFINITION, count_words
 from bytepair.errors import CorpusError
 from bytepair.tokenizer import Tokenizer
 from bytepair.views.page import build_page
@@ -59,7 +59,7 @@ def report_data(tok: Tokenizer, corpora: Sequence[Corpus], *, sample_text: str |
         if first_doc is None:
             first_doc = next(d for d in docs if d.strip())
         st = token_stats(tok, docs)
-        words = sum(len(word_spans(d)) for d in docs)
+        words = sum(count_words(d) for d in docs)
         curve = tokens_at_every_size(tree, st.counts)
         sources.append({"name": c.name, "words": words, "bytes": st.text_bytes, "tokens": curve.tolist()})
         total = st.counts.copy() if len(total) == 0 else total + st.counts
