@@ -66,6 +66,8 @@ def test_byte_stats_counts_utf8_bytes() -> None:
 def test_empty_corpus_is_an_error() -> None:
     with pytest.raises(CorpusError, match="no documents"):
         byte_stats([])
+    with pytest.raises(CorpusError, match="empty"):
+        byte_stats(["", ""])
 
 
 # ----------------------------------------------------------------- tokens and Zipf
@@ -264,7 +266,7 @@ def test_sweep_bad_sizes(text_file: Path) -> None:
 
 def test_sweep_of_an_empty_corpus(tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_text("", encoding="utf-8")
-    with pytest.raises(CorpusError, match="empty"), pytest.warns(bytepair.BytepairWarning):
+    with pytest.raises(CorpusError, match="the corpus is empty"):
         sweep([Corpus("e", [str(tmp_path / "e.txt")])], [256])
 
 

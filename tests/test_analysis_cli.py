@@ -89,6 +89,11 @@ def test_stats_of_an_empty_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[
     empty.write_text("", encoding="utf-8")
     assert main(["stats", str(empty)]) == 1
     assert "no documents" in capsys.readouterr().err
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    assert main(["sweep", str(tmp_path / "empty.txt"), "--vocab-sizes", "300"]) == 1
+    assert capsys.readouterr().err == "bytepair: error: the corpus is empty\n"
+    assert main(["stats", str(tmp_path / "empty.txt")]) == 1
+    assert capsys.readouterr().err == "bytepair: error: the corpus is empty (1 empty document)\n"
 
 
 def test_sweep_table_and_plot(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,6 +70,8 @@ def byte_stats(documents: Iterable[str]) -> ByteStats:
             pair_counts += np.bincount(data[:-1].astype(np.int64) * 256 + data[1:], minlength=65536)
     if n == 0:
         raise CorpusError("the corpus has no documents")
+    if not byte_counts.any():
+        raise CorpusError(f"the corpus is empty ({n:,} empty document{'s' if n > 1 else ''})")
     return ByteStats(byte_counts, pair_counts, n)
 
 

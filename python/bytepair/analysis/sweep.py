@@ -23,6 +23,7 @@ source's share of the mix and tokens per word at that ``alpha``.
 from __future__ import annotations
 
 import importlib.resources
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from bytepair.analysis.merges import nested_merges
 from bytepair.analysis.nested import tokens_at_every_size
 from bytepair.analysis.stats import token_stats
 from bytepair.analysis.words import count_words
-from bytepair.errors import BytepairError, CorpusError
+from bytepair.errors import BytepairError, BytepairWarning, CorpusError
 from bytepair.tokenizer import Tokenizer
 
 __all__ = ["AlphaRow", "SweepResult", "alpha_table", "default_words", "sweep"]
@@ -124,7 +125,11 @@ def sweep(
     if tokenizer is None:
         from bytepair.training import train
 
-        tokenizer = train([c.source() for c in corpora], vocab_size=sizes[-1], **train_options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BytepairWarning)  # an empty corpus: the error below says it
+            tokenizer = train([c.source() for c in corpora], vocab_size=sizes[-1], **train_options)
+        if tokenizer.training.get("input", {}).get("bytes") == 0:
+            raise CorpusError("the corpus is empty")
     tree = nested_merges(tokenizer)
     largest = len(tree)
     if sizes[-1] > largest:
