@@ -162,3 +162,13 @@ def test_train_verbose_prints_merges_with_counts(tmp_path: Path, capsys: pytest.
     out = capsys.readouterr().out
     # counted by hand: 'th' and 'the' occur in the, then, the, there, the, other; ' the' in ' then', ' the', ' there'
     assert out.splitlines() == ["1  't' + 'h' -> 'th'  (6)", "2  'th' + 'e' -> 'the'  (6)", "3  ' ' + 'the' -> ' the'  (3)"]
+
+
+def test_train_verbose_with_bad_utf8_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"abab abab \xff abab")
+    args = ["train", str(src), "--vocab-size", "258", "--errors", "replace", "-o", str(tmp_path / "t.json"), "--verbose"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    # 'ab' 6 times, then 'abab' 3 times (in each 'abab')
+    assert out.splitlines() == ["1  'a' + 'b' -> 'ab'  (6)", "2  'ab' + 'ab' -> 'abab'  (3)"]

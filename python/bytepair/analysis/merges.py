@@ -49,9 +49,14 @@ def merge_tree(tok: Tokenizer) -> Tree:
     n = max(vocab) + 1 if vocab else 0
     tree = np.full((n, 2), -1, dtype=np.int64)
     if tok._merges is not None:
-        ids = {b: i for i, b in vocab.items()}
-        for a, b in tok._merges:
-            tree[ids[a + b]] = (ids[a], ids[b])
+        ids = {b: i for i, b in vocab.items()}  # the tokenizer's own rule for a merge's parts (_merge_ids)
+        merges = tok._merges
+        # Merged tokens get ids in merge order; matching them in order stays right even when two
+        # merges make the same bytes.
+        made = sorted(i for i, t in vocab.items() if not (i < 256 and len(t) == 1))
+        in_order = len(made) == len(merges) and all(vocab[i] == a + b for i, (a, b) in zip(made, merges))
+        for k, (a, b) in enumerate(merges):
+            tree[made[k] if in_order else ids[a + b]] = (ids[a], ids[b])
         return tree
     ranks = {b: i for i, b in vocab.items()}
     for i, t in vocab.items():
