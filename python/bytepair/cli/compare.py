@@ -63,7 +63,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = commands.add_parser(
         "compare",
         formatter_class=Formatter,
-        help="compare tokenizers across languages or domains (fertility, parity)",
+        help="compare tokenizers across languages (fertility, parity)",
         description=f"""\
 Measure tokenizers (files, or gpt2, cl100k_base, o200k_base) on named corpora:
 fertility (tokens/word), the share of words split into two or more tokens,

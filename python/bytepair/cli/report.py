@@ -29,7 +29,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = commands.add_parser(
         "report",
         formatter_class=Formatter,
-        help="write an interactive HTML report (size slider, Zipf, fertility, merges)",
+        help="write an interactive HTML page about a tokenizer",
         description="""\
 Write one self-contained HTML page (works opened from disk, no network): a
 vocabulary-size slider that re-tokenizes a sample text at the chosen size and

@@ -75,7 +75,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = commands.add_parser(
         "sweep",
         formatter_class=Formatter,
-        help="compression and cost at several vocabulary sizes (one training run)",
+        help="measure several vocabulary sizes from one training run",
         description="""\
 Train once at the largest vocabulary size and measure every size asked for:
 BPE vocabularies are nested (size V = the first V-256 merges of the largest),
