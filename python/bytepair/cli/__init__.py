@@ -23,12 +23,14 @@ from types import ModuleType
 
 import bytepair
 from bytepair.cli import decode, encode, show, train
+from bytepair.cli import convert  # interop (issue 9)
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: tuple[ModuleType, ...] = (train, encode, decode, show)
+COMMANDS += (convert,)  # interop (issue 9)
 
 
 def _parser() -> argparse.ArgumentParser:
