@@ -424,6 +424,8 @@ class Tokenizer:
             raise TypeError(f"encode_single_token() takes str or bytes, not {type(text_or_bytes).__name__}")
         found = self._core.lookup(data) if data else None
         if found is None:
+            found = self._special_tokens.get(data.decode("utf-8", "replace"))
+        if found is None:
             raise VocabError(f"{text_or_bytes!r} is not a single token of this tokenizer")
         return found
 

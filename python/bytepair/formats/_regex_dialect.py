@@ -97,7 +97,9 @@ def _rewrite(p: str, *, onig_target: bool) -> str:
         if c == "\\":
             j = _escape_end(p, i)
             atom_at = len(out)
-            out.append(p[i:j])
+            esc = p[i:j]
+            # Oniguruma's \z and \A are bytepair's $ and ^ (written back as they were).
+            out.append({"\\z": "$", "\\A": "^"}.get(esc, esc) if not onig_target else esc)
             i = j
         elif c == "[":
             j = _class_end(p, i)
@@ -122,7 +124,11 @@ def _rewrite(p: str, *, onig_target: bool) -> str:
                     k += 1
                 head, inner = inner[:k], inner[k:]
             atom_at = len(out)
-            out.append("(" + head + _rewrite(inner, onig_target=onig_target) + ")")
+            body = _rewrite(inner, onig_target=onig_target)
+            if not onig_target and head == "?>" and body.endswith("}") and to_oniguruma(body + "+") == p[i:j]:
+                out.append(body + "+")  # (?>X{n,m}) is what to_oniguruma makes of X{n,m}+
+            else:
+                out.append("(" + head + body + ")")
             i = j
         elif c in "*+?" or c == "{" and _interval_end(p, i) > 0:
             j = _interval_end(p, i) if c == "{" else i + 1

@@ -320,7 +320,9 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
     else:
         split = {"type": "Split", "pattern": {"Regex": to_oniguruma(tok.pattern)}, "behavior": "Isolated", "invert": False}
         pre = {"type": "Sequence", "pretokenizers": [split, byte_level]}
-    vocab = {gpt2.bytes_to_unicode(b): i for i, b in sorted(tok._vocab.items())}
+    # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
+    # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
+    vocab = gpt2.vocab_json(tok)
     return {
         "version": "1.0",
         "truncation": None,
