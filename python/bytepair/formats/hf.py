@@ -222,12 +222,39 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
                 f"{where}: the added token {text!r} has the id {i}, which is the ordinary token {gpt2.bytes_to_unicode(vocab[i])!r}"
             )
     roles = {r: t for r, t in (roles or {}).items() if t in specials}
+    if model.get("ignore_merges") and merge_ids:
+        ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)
+        if ranked is not None:
+            return ranked
     try:
         # ignore_merges (Llama-3, Qwen2): a piece that is a token is that token. bytepair uses a
         # token by lookup only when the merges make it anyway; the tests compare with tokenizers.
         return Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern, normalization=normalization, roles=roles)
     except BytepairError as e:
         raise FormatError(f"{where}: {e}") from None
+
+
+def _as_ranks(
+    vocab: dict[int, bytes],
+    merge_ids: list[tuple[int, int]],
+    specials: dict[str, int],
+    pattern: str | None,
+    normalization: str | None,
+    roles: Mapping[str, str],
+) -> Tokenizer | None:
+    """The rank model (tiktoken's) of a file whose merges are exactly what its ids say as
+    ranks (files converted from tiktoken, with ``ignore_merges``), else None."""
+    ids = {b: i for i, b in vocab.items()}
+    listed = [(a, b, ids[vocab[a] + vocab[b]]) for a, b in merge_ids]
+    if any(listed[n][2] <= listed[n - 1][2] for n in range(1, len(listed))):
+        return None
+    if sum(1 for b in vocab.values() if len(b) > 1) != len(listed):
+        return None
+    try:
+        tok = Tokenizer._from_ranks(ids, special_tokens=specials, pattern=pattern, normalization=normalization, roles=roles)
+    except BytepairError:
+        return None
+    return tok if tok._core.rank_merges() == listed else None
 
 
 def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
