@@ -19,6 +19,7 @@ bytepair's Rust core.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from typing import AbstractSet, Literal
@@ -135,6 +136,21 @@ class RegexTokenizer(_MinbpeBase):
         super().__init__(GPT4_SPLIT_PATTERN if pattern is None else pattern)
 
 
+@functools.lru_cache(maxsize=1)
+def _gpt4_tables() -> tuple[dict[int, int], dict[tuple[int, int], int], dict[int, bytes]]:
+    """minbpe's tables for cl100k (made once per process): the byte permutation, the merges
+    over cl100k ids (recovered from the ranks) and the vocabulary over the permuted bytes."""
+    from bytepair.encodings import get_encoding
+
+    enc = get_encoding("cl100k_base")
+    shuffle = {i: enc.encode_single_token(bytes([i])) for i in range(256)}
+    merges = {(a, b): t for a, b, t in enc._core.rank_merges()}
+    vocab = {i: bytes([i]) for i in range(256)}
+    for (a, b), t in sorted(merges.items(), key=lambda kv: kv[1]):
+        vocab[t] = vocab[a] + vocab[b]
+    return shuffle, merges, vocab
+
+
 class GPT4Tokenizer(RegexTokenizer):
     """cl100k_base (GPT-4) through minbpe's interface: the same ids as tiktoken."""
 
@@ -143,15 +159,11 @@ class GPT4Tokenizer(RegexTokenizer):
 
         super().__init__(GPT4_SPLIT_PATTERN)
         enc = get_encoding("cl100k_base")
-        self.byte_shuffle: dict[int, int] = {i: enc.encode_single_token(bytes([i])) for i in range(256)}
+        shuffle, merges, vocab = _gpt4_tables()
+        self.byte_shuffle: dict[int, int] = dict(shuffle)
         self.inverse_byte_shuffle: dict[int, int] = {v: k for k, v in self.byte_shuffle.items()}
-        # minbpe's tables for this tokenizer: merges over cl100k ids, whose single bytes are
-        # the permuted bytes 0-255.
-        self.merges = {(a, b): t for a, b, t in enc._core.rank_merges()}
-        vocab = {i: bytes([i]) for i in range(256)}
-        for (a, b), t in sorted(self.merges.items(), key=lambda kv: kv[1]):
-            vocab[t] = vocab[a] + vocab[b]
-        self.vocab = vocab
+        self.merges = dict(merges)
+        self.vocab = dict(vocab)
         self._enc = enc
         self.register_special_tokens(dict(enc.special_tokens))
 

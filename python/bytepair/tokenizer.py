@@ -257,10 +257,10 @@ class Tokenizer:
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
-        """The merges in priority order, as pairs of token bytes (a copy)."""
-        if self._merges is None:
-            raise VocabError("this tokenizer is defined by token ranks (tiktoken), not by a merge list")
-        return list(self._merges)
+        """The merges in priority order, as pairs of token bytes (a copy). For a tokenizer
+        defined by token ranks (tiktoken), the merges recovered from the ranks: each token's
+        last merge, in id order, which encode every text as the ranks do."""
+        return list(self._merge_list())
 
     @property
     def special_tokens(self) -> dict[str, int]:

@@ -24,6 +24,8 @@ MAGIC = "minbpe v1"
 def parse_model(text: str, where: str) -> tuple[str | None, dict[str, int], list[tuple[int, int]]]:
     """``(pattern, special tokens, merges as id pairs)`` of a ``.model`` file's text."""
     lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
     if not lines or lines[0].strip() != MAGIC:
         raise FormatError(f"{where}, line 1: expected {MAGIC!r}, got {lines[0][:40]!r}" if lines else f"{where}: empty file")
     if len(lines) < 3:
