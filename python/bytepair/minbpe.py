@@ -198,4 +198,4 @@ class GPT4Tokenizer(RegexTokenizer):
 
 
 # minbpe's module exposes its base class as ``Tokenizer``.
-Tokenizer = _MinbpeBase  # type: ignore[misc]
+Tokenizer = _MinbpeBase

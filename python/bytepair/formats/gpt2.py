@@ -171,7 +171,7 @@ def read_json(path: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise FormatError(f"{path}: not valid JSON (truncated?): {e.msg} at line {e.lineno}, column {e.colno}") from None
+        raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
 
 
 def vocab_json(tok: Tokenizer) -> dict[str, int]:

@@ -151,7 +151,8 @@ def _check_model(model: Any, where: str) -> dict[str, Any]:
     ):
         if model.get(key) not in ok:
             raise _unsupported(where, f"model.{key}", repr(model.get(key)))
-    return model
+    checked: dict[str, Any] = model
+    return checked
 
 
 def _merge_lines(merges: Any, where: str) -> list[str]:
