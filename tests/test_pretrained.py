@@ -117,7 +117,7 @@ def test_dump_gpt2_is_read_by_tokenizers(source: str, trained: bytepair.Tokenize
     ("vocab_edit", "merges_text", "message"),
     [
         (None, "#version: 0.2\nĠ t\nzz q\n", "merges.txt, line 3: 'zz' is not a token"),
-        (None, "#version: 0.2\nĠ t\nĠ t\n", "merges.txt, line 3: the merge 'Ġ t' is already on line 2"),
+        (None, "#version: 0.2\nĠ t\nĠ t\n", "merges.txt, line 3: the merge 'Ġ t' repeats"),
         (None, "#version: 0.2\nĠtq\n", "merges.txt, line 2: expected two tokens"),
         ({"Ġt": 5}, None, "both have the id 5"),
         ({"!": -1}, None, "vocab.json: the id of '!' must be an int"),

@@ -10,9 +10,11 @@ tokens sit in ``vocab.json`` under their own text (``<|endoftext|>``).
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from bytepair._atomic import write_atomic
 from bytepair.errors import BytepairError, FormatError
@@ -34,37 +36,48 @@ def _table() -> dict[int, str]:
 
 #: GPT-2's byte -> character table.
 BYTE_TO_UNICODE: dict[int, str] = _table()
-_UNICODE_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_UNICODE.items()}
-_ENCODE = str.maketrans({chr(b): c for b, c in BYTE_TO_UNICODE.items()})
+# Decoding and encoding through a charmap codec runs in C: a tokenizer.json of o200k's size
+# has 600,000 strings to convert each way.
+_DECODING_TABLE = "".join(BYTE_TO_UNICODE[b] for b in range(256))
+_ENCODING_MAP = codecs.charmap_build(_DECODING_TABLE)
 
 
 def bytes_to_unicode(data: bytes) -> str:
     """A token's bytes as GPT-2 writes them (``b" the"`` -> ``"Ġthe"``)."""
-    return data.decode("latin-1").translate(_ENCODE)
+    return codecs.charmap_decode(data, "strict", _DECODING_TABLE)[0]
 
 
 def unicode_to_bytes(text: str) -> bytes | None:
     """The inverse of :func:`bytes_to_unicode`; ``None`` if a character is not in the table."""
     try:
-        return bytes(_UNICODE_TO_BYTE[c] for c in text)
-    except KeyError:
+        return codecs.charmap_encode(text, "strict", _ENCODING_MAP)[0]
+    except UnicodeEncodeError:
         return None
 
 
 def parse(
-    vocab: object, merges_lines: list[str], *, where_vocab: str, where_merges: str, merge_line0: int = 1
+    vocab: object,
+    merge_pairs: list[tuple[str, str]],
+    *,
+    where_vocab: str,
+    merge_name: Callable[[int], str],
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[tuple[int, int]], dict[str, int]]:
-    """Checks a GPT-2-style vocabulary (``{string: id}``) and merge lines (``"a b"``); returns
-    ``(vocab, merges, merge ids, special tokens)``. Strings outside the byte table are special
-    tokens. Errors name the file and the entry."""
+    """Checks a GPT-2-style vocabulary (``{string: id}``) and merges (pairs of strings);
+    returns ``(vocab, merges, merge ids, special tokens)``. Strings outside the byte table are
+    special tokens. Errors name the file and the entry (``merge_name(n)`` for merge ``n``)."""
     if not isinstance(vocab, dict):
         raise FormatError(f"{where_vocab}: expected a JSON object {{token: id}}")
     by_id: dict[int, bytes] = {}
+    by_str: dict[str, int] = {}
     by_bytes: dict[bytes, int] = {}
     specials: dict[str, int] = {}
     seen_ids: dict[int, str] = {}
-    for text, i in vocab.items():
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+    fast = _parse_vocab_fast(vocab)
+    if fast is not None:
+        by_id, by_str = fast
+        by_bytes = {b: i for i, b in by_id.items()}
+    for text, i in () if fast is not None else vocab.items():
+        if type(i) is not int or not 0 <= i < 2**32:
             raise FormatError(f"{where_vocab}: the id of {text!r} must be an int in [0, 2**32), got {i!r}")
         if i in seen_ids:
             raise FormatError(f"{where_vocab}: {text!r} and {seen_ids[i]!r} both have the id {i}")
@@ -73,55 +86,81 @@ def parse(
         if raw is None:
             specials[text] = i
             continue
-        if raw in by_bytes:
-            raise FormatError(f"{where_vocab}: {text!r} repeats the bytes of id {by_bytes[raw]}")
         by_id[i] = raw
+        by_str[text] = i
         by_bytes[raw] = i
+    if len(by_bytes) != len(by_id):  # two strings cannot map to the same bytes; kept as a guard
+        raise FormatError(f"{where_vocab}: two tokens have the same bytes")
     missing = [b for b in range(256) if bytes([b]) not in by_bytes]
     if missing:
         raise FormatError(
             f"{where_vocab}: no token for the byte 0x{missing[0]:02x} ({BYTE_TO_UNICODE[missing[0]]!r}); "
             "a byte-level BPE vocabulary has all 256"
         )
-    merges: list[tuple[bytes, bytes]] = []
     merge_ids: list[tuple[int, int]] = []
-    seen_pairs: dict[tuple[int, int], int] = {}
-    for n, line in enumerate(merges_lines):
-        lineno = n + merge_line0
-        parts = line.split(" ")
-        if len(parts) != 2 or not parts[0] or not parts[1]:
-            raise FormatError(f"{where_merges}, line {lineno}: expected two tokens separated by one space, got {line!r:.80}")
-        pair: list[int] = []
-        for part in parts:
-            raw = unicode_to_bytes(part)
-            i = None if raw is None else by_bytes.get(raw)
-            if i is None:
-                raise FormatError(f"{where_merges}, line {lineno}: {part!r} is not a token of the vocabulary")
-            pair.append(i)
-        a, b = pair
-        if by_bytes.get(by_id[a] + by_id[b]) is None:
+    get = by_str.get
+    for n, (left, right) in enumerate(merge_pairs):
+        a = get(left)
+        b = get(right)
+        if a is None or b is None:
+            bad = left if a is None else right
+            raise FormatError(f"{merge_name(n)}: {bad!r} is not a token of the vocabulary")
+        if (left + right) not in by_str:
             raise FormatError(
-                f"{where_merges}, line {lineno}: the merge {line!r} makes {parts[0] + parts[1]!r}, which is not in the vocabulary"
+                f"{merge_name(n)}: the merge {left + ' ' + right!r} makes {left + right!r}, which is not in the vocabulary"
             )
-        if (a, b) in seen_pairs:
-            raise FormatError(f"{where_merges}, line {lineno}: the merge {line!r} is already on line {seen_pairs[a, b]}")
-        seen_pairs[a, b] = lineno
-        merges.append((by_id[a], by_id[b]))
         merge_ids.append((a, b))
+    if len(set(merge_ids)) != len(merge_ids):
+        first: dict[tuple[int, int], int] = {}
+        for n, pair in enumerate(merge_ids):
+            if pair in first:
+                left, right = merge_pairs[n]
+                raise FormatError(f"{merge_name(n)}: the merge {left + ' ' + right!r} repeats {merge_name(first[pair])}")
+            first[pair] = n
+    merges = [(by_id[a], by_id[b]) for a, b in merge_ids]
     return by_id, merges, merge_ids, specials
 
 
-def merge_lines(text: str) -> tuple[list[str], int]:
-    """The merge lines of a ``merges.txt`` (after an optional ``#version`` line), and the line
-    number of the first."""
+def _parse_vocab_fast(vocab: dict[Any, Any]) -> tuple[dict[int, bytes], dict[str, int]] | None:
+    """The common case in bulk (all strings in the byte table, distinct int ids): one codec call
+    for all the strings (one character per byte, so lengths carry over). None otherwise, and
+    the entry-by-entry loop names what is wrong."""
+    texts = list(vocab)
+    ids = list(vocab.values())
+    if not all(type(i) is int for i in ids) or (ids and not (0 <= min(ids) and max(ids) < 2**32)):
+        return None
+    if len(set(ids)) != len(ids) or not all(texts):
+        return None
+    try:
+        joined = codecs.charmap_encode("".join(texts), "strict", _ENCODING_MAP)[0]
+    except UnicodeEncodeError:
+        return None
+    by_id: dict[int, bytes] = {}
+    at = 0
+    for text, i in zip(texts, ids):
+        end = at + len(text)
+        by_id[i] = joined[at:end]
+        at = end
+    return by_id, dict(zip(texts, ids))
+
+
+def merge_lines(text: str, where: str) -> tuple[list[tuple[str, str]], Callable[[int], str]]:
+    """The merges of a ``merges.txt`` (after an optional ``#version`` line) as pairs, and how
+    to name merge ``n`` in messages (``merges.txt, line 7``)."""
     lines = text.split("\n")
     first = 1
     if lines and lines[0].startswith("#version"):
         lines = lines[1:]
         first = 2
-    while lines and lines[-1] == "":
+    while lines and lines[-1] in ("", "\r"):
         lines.pop()
-    return [line.rstrip("\r") for line in lines], first
+    pairs: list[tuple[str, str]] = []
+    for n, line in enumerate(lines):
+        parts = line.rstrip("\r").split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise FormatError(f"{where}, line {n + first}: expected two tokens separated by one space, got {line!r:.80}")
+        pairs.append((parts[0], parts[1]))
+    return pairs, lambda n: f"{where}, line {n + first}"
 
 
 def load_gpt2(
@@ -136,8 +175,8 @@ def load_gpt2(
     defaults to GPT-2's own split pattern."""
     where_v, where_m = os.fspath(vocab_path), os.fspath(merges_path)
     vocab_doc = read_json(where_v)
-    lines, first = merge_lines(read_text(where_m))
-    vocab, merges, merge_ids, specials = parse(vocab_doc, lines, where_vocab=where_v, where_merges=where_m, merge_line0=first)
+    pairs, name = merge_lines(read_text(where_m), where_m)
+    vocab, merges, merge_ids, specials = parse(vocab_doc, pairs, where_vocab=where_v, merge_name=name)
     # A token of several bytes that no merge makes can only be added text (GPT-2's
     # <|endoftext|>): it is a special token, as Hugging Face treats it.
     made = {a + b for a, b in merges}
@@ -174,28 +213,46 @@ def read_json(path: str) -> object:
         raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
 
 
-def vocab_json(tok: Tokenizer) -> dict[str, int]:
+def token_strings(tok: Tokenizer) -> dict[int, str]:
+    """``{id: string}`` of the ordinary tokens."""
+    return {i: bytes_to_unicode(b) for i, b in tok._vocab.items()}
+
+
+def vocab_json(tok: Tokenizer, strings: dict[int, str] | None = None) -> dict[str, int]:
     """``{string: id}`` of the ordinary tokens then the special tokens, in id order."""
-    out = {bytes_to_unicode(b): i for i, b in sorted(tok._vocab.items())}
+    strings = token_strings(tok) if strings is None else strings
+    out = {strings[i]: i for i in sorted(strings)}
     for text, i in sorted(tok._special_tokens.items(), key=lambda kv: kv[1]):
         if tok._core.lookup(text.encode()) != i:
             out[text] = i
     return out
 
 
-def merges_txt(tok: Tokenizer) -> str:
-    lines = ["#version: 0.2"]
-    lines += [bytes_to_unicode(a) + " " + bytes_to_unicode(b) for a, b in tok._merge_list()]
+def merge_ids(tok: Tokenizer) -> list[tuple[int, int]]:
+    """The merges as pairs of ids (recovered from the ranks for a rank model)."""
+    if tok._merges is None:
+        return [(a, b) for a, b, _ in tok._core.rank_merges()]
+    ids = {b: i for i, b in tok._vocab.items()}
+    return [(ids[a], ids[b]) for a, b in tok._merges]
+
+
+def merges_txt(tok: Tokenizer, strings: dict[int, str] | None = None) -> str:
+    strings = token_strings(tok) if strings is None else strings
+    lines = ["#version: 0.2", *(strings[a] + " " + strings[b] for a, b in merge_ids(tok))]
     return "\n".join(lines) + "\n"
 
 
-def check_exportable(tok: Tokenizer, what: str) -> None:
+def check_exportable(tok: Tokenizer, what: str) -> dict[int, str]:
     """GPT-2 and Hugging Face byte-level files show tokens as strings: a special token's text
-    must not also be an ordinary token's string."""
-    strings = {bytes_to_unicode(b) for b in tok._vocab.values()}
-    for text, i in tok._special_tokens.items():
-        if text in strings and tok._core.lookup(text.encode()) != i and unicode_to_bytes(text) != tok._vocab.get(i):
-            raise FormatError(f"cannot write {what}: the special token {text!r} reads as an ordinary token's string")
+    must not also be an ordinary token's string. Returns the strings, ``{id: string}``."""
+    strings = token_strings(tok)
+    specials = {t: i for t, i in tok._special_tokens.items() if tok._core.lookup(t.encode()) != i}
+    if specials:
+        taken = set(strings.values())
+        for text in specials:
+            if text in taken:
+                raise FormatError(f"cannot write {what}: the special token {text!r} reads as an ordinary token's string")
+    return strings
 
 
 def dump_gpt2(tok: Tokenizer, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
@@ -203,8 +260,8 @@ def dump_gpt2(tok: Tokenizer, vocab_path: str | os.PathLike[str], merges_path: s
     normalization are not part of this format."""
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"dump_gpt2() takes a Tokenizer, not {type(tok).__name__}")
-    check_exportable(tok, "vocab.json")
-    vocab = json.dumps(vocab_json(tok), ensure_ascii=False, indent=None) + "\n"
-    merges = merges_txt(tok)
+    strings = check_exportable(tok, "vocab.json")
+    vocab = json.dumps(vocab_json(tok, strings), ensure_ascii=False, indent=None) + "\n"
+    merges = merges_txt(tok, strings)
     write_atomic(vocab_path, vocab.encode("utf-8"))
     write_atomic(merges_path, merges.encode("utf-8"))

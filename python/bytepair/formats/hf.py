@@ -155,19 +155,21 @@ def _check_model(model: Any, where: str) -> dict[str, Any]:
     return checked
 
 
-def _merge_lines(merges: Any, where: str) -> list[str]:
+def _merge_pairs(merges: Any, where: str) -> list[tuple[str, str]]:
     if not isinstance(merges, list):
         raise FormatError(f"{where}: model.merges must be a list")
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for n, m in enumerate(merges):
+        if type(m) is list and len(m) == 2 and type(m[0]) is str and type(m[1]) is str:
+            out.append((m[0], m[1]))
+            continue
         if isinstance(m, str):
-            out.append(m)
-        elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
-            if " " in m[0] or " " in m[1]:
-                raise FormatError(f"{where}: model.merges[{n}] has a space in a token: {m!r:.80}")
-            out.append(m[0] + " " + m[1])
-        else:
-            raise FormatError(f"{where}: model.merges[{n}] must be 'a b' or ['a', 'b'], got {m!r:.80}")
+            parts = m.split(" ")
+            if len(parts) == 2 and parts[0] and parts[1]:
+                out.append((parts[0], parts[1]))
+                continue
+            raise FormatError(f"{where}: model.merges[{n}]: expected two tokens separated by one space, got {m!r:.80}")
+        raise FormatError(f"{where}: model.merges[{n}] must be 'a b' or ['a', 'b'], got {m!r:.80}")
     return out
 
 
@@ -212,8 +214,8 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
     special_ids = set(specials.values())
     ordinary = {t: i for t, i in vocab_doc.items() if i not in special_ids or t not in specials}
     vocab, merges, merge_ids, more = gpt2.parse(
-        ordinary, _merge_lines(model.get("merges", []), where), where_vocab=f"{where}: model.vocab",
-        where_merges=f"{where}: model.merges", merge_line0=0,
+        ordinary, _merge_pairs(model.get("merges", []), where), where_vocab=f"{where}: model.vocab",
+        merge_name=lambda n: f"{where}: model.merges[{n}]",
     )
     for text, i in more.items():
         raise FormatError(f"{where}: model.vocab[{text!r}] (id {i}) is not a byte-level token nor an added token")
@@ -245,17 +247,16 @@ def _as_ranks(
 ) -> Tokenizer | None:
     """The rank model (tiktoken's) of a file whose merges are exactly what its ids say as
     ranks (files converted from tiktoken, with ``ignore_merges``), else None."""
-    ids = {b: i for i, b in vocab.items()}
-    listed = [(a, b, ids[vocab[a] + vocab[b]]) for a, b in merge_ids]
-    if any(listed[n][2] <= listed[n - 1][2] for n in range(1, len(listed))):
-        return None
-    if sum(1 for b in vocab.values() if len(b) > 1) != len(listed):
+    if sum(1 for b in vocab.values() if len(b) > 1) != len(merge_ids):
         return None
     try:
-        tok = Tokenizer._from_ranks(ids, special_tokens=specials, pattern=pattern, normalization=normalization, roles=roles)
+        ranks = {b: i for i, b in vocab.items()}
+        tok = Tokenizer._from_ranks(ranks, special_tokens=specials, pattern=pattern, normalization=normalization, roles=roles)
     except BytepairError:
         return None
-    return tok if tok._core.rank_merges() == listed else None
+    # The ranks' own merges come in id order of what they make; the same pairs in the same
+    # order means the file's merges are exactly the ranks'.
+    return tok if [(a, b) for a, b, _ in tok._core.rank_merges()] == merge_ids else None
 
 
 def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
@@ -334,7 +335,7 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
     """The content of a ``tokenizer.json`` that encodes and decodes as ``tok`` does."""
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"expected a Tokenizer, not {type(tok).__name__}")
-    gpt2.check_exportable(tok, "tokenizer.json")
+    strings = gpt2.check_exportable(tok, "tokenizer.json")
     normalizer: dict[str, Any] | None = None
     if tok.normalization is not None:
         steps = [{"type": _NORMALIZER_TYPES[s]} for s in tok.normalization.split("+")]
@@ -350,7 +351,7 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
         pre = {"type": "Sequence", "pretokenizers": [split, byte_level]}
     # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
     # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
-    vocab = gpt2.vocab_json(tok)
+    vocab = gpt2.vocab_json(tok, strings)
     return {
         "version": "1.0",
         "truncation": None,
@@ -370,7 +371,7 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
             "byte_fallback": False,
             "ignore_merges": tok._merges is None,
             "vocab": vocab,
-            "merges": [[gpt2.bytes_to_unicode(a), gpt2.bytes_to_unicode(b)] for a, b in tok._merge_list()],
+            "merges": [[strings[a], strings[b]] for a, b in gpt2.merge_ids(tok)],
         },
     }
 
@@ -399,8 +400,8 @@ def save_pretrained(tok: Tokenizer, directory: str | os.PathLike[str]) -> list[s
     }
     files = {
         "tokenizer.json": json.dumps(hf, ensure_ascii=False, separators=(",", ":")) + "\n",
-        "vocab.json": json.dumps(gpt2.vocab_json(tok), ensure_ascii=False) + "\n",
-        "merges.txt": gpt2.merges_txt(tok),
+        "vocab.json": json.dumps(hf["model"]["vocab"], ensure_ascii=False) + "\n",
+        "merges.txt": "\n".join(["#version: 0.2", *(a + " " + b for a, b in hf["model"]["merges"])]) + "\n",
         "special_tokens_map.json": json.dumps(roles, ensure_ascii=False, indent=2) + "\n",
         "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
     }
