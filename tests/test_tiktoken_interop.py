@@ -77,3 +77,16 @@ def test_rank_file_of_a_shipped_encoding_is_recognised(tmp_path: pathlib.Path) -
     (tmp_path / "other.tiktoken").write_bytes((tmp_path / "other.tiktoken").read_bytes()[:-10])
     with pytest.raises(bytepair.FormatError, match="pattern="):
         bytepair.load(tmp_path / "other.tiktoken")
+
+
+def test_training_continues_from_a_rank_encoding() -> None:
+    base = bytepair.get_encoding("gpt2")
+    as_merges = bytepair.Tokenizer(base.vocab, base.merges, special_tokens=base.special_tokens, pattern=base.pattern)
+    docs = training_text()[:60]
+    tok = bytepair.train_from_iterator(docs, vocab_size=base.vocab_size + 8, base=base)
+    same = bytepair.train_from_iterator(docs, vocab_size=base.vocab_size + 8, base=as_merges)
+    assert tok.merges[: len(base.merges)] == base.merges
+    assert tok.merges == same.merges and len(tok.merges) == len(base.merges) + 8
+    assert all(tok.vocab[i] == b for i, b in base.vocab.items())
+    for text in texts()[:50]:
+        assert tok.decode(tok.encode(text, allowed_special="all")) == text
