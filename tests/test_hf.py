@@ -185,6 +185,8 @@ BAD = [
     ("added_tokens.0.lstrip", True, "added_tokens[0].lstrip"),
     ("added_tokens.1.id", 800, "the id 800 is given to both"),
     ("added_tokens.0.id", 300, "has the id 300, which is the ordinary token"),
+    ("added_tokens.0.id", 2**31, "far beyond the"),
+    ("model.vocab.Ġthe", 2**31, "too sparse"),
     ("model.merges.5", ["Ġt", "zzzz"], "'zzzz' is not a token"),
     ("model.merges.7", "nonsense", "expected two tokens"),
     ("model.merges.9", ["a", "b", "c"], "model.merges[9]"),

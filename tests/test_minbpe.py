@@ -116,6 +116,8 @@ def test_model_file_is_minbpes_layout_and_bytepair_reads_it(tmp_path: pathlib.Pa
         ("minbpe v1\n\n0\n97 97\n97 300\n", "line 5: the merge names the id 300"),
         ("minbpe v1\n\n0\n97 97\nabc\n", "line 5: expected two token ids"),
         ("minbpe v1\n\n0\n97 97\n97 97\n", "already the token 256"),
+        ("minbpe v1\n\n1\n<big> 4000000000\n97 97\n", "far beyond"),
+        ("minbpe v1\n\n1\n<a> 97\n97 97\n", "<a>"),
     ],
 )
 def test_bad_model_files(content: str, message: str, tmp_path: pathlib.Path) -> None:

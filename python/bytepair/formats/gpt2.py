@@ -190,10 +190,20 @@ def load_gpt2(
             del vocab[i]
             specials[text] = i
     specials.update(special_tokens or {})
+    check_special_ids(specials, len(vocab), where_v)
     try:
         return Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern)
     except BytepairError as e:
         raise FormatError(f"{where_v}: {e}") from None
+
+
+def check_special_ids(specials: Mapping[str, int], n_tokens: int, where: str) -> None:
+    """Special-token ids must stay near the vocabulary: the core keeps tables indexed by id,
+    so a stray id of 2**31 would cost gigabytes."""
+    limit = 2 * (n_tokens + len(specials)) + (1 << 20)
+    for text, i in specials.items():
+        if i > limit:
+            raise FormatError(f"{where}: the special token {text!r} has the id {i}, far beyond the {n_tokens} tokens")
 
 
 def read_text(path: str) -> str:

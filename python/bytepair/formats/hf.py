@@ -213,9 +213,15 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
     # Added tokens may also sit in the model's vocabulary (GPT-2): they are special, not ordinary.
     special_ids = set(specials.values())
     ordinary = {t: i for t, i in vocab_doc.items() if i not in special_ids or t not in specials}
+    raw_merges = model.get("merges", [])
+    pairs: Any = raw_merges
+    if not (
+        isinstance(raw_merges, list)
+        and all(type(m) is list and len(m) == 2 and type(m[0]) is str and type(m[1]) is str for m in raw_merges)
+    ):
+        pairs = _merge_pairs(raw_merges, where)  # "a b" strings, or something to name as wrong
     vocab, merges, merge_ids, more = gpt2.parse(
-        ordinary, _merge_pairs(model.get("merges", []), where), where_vocab=f"{where}: model.vocab",
-        merge_name=lambda n: f"{where}: model.merges[{n}]",
+        ordinary, pairs, where_vocab=f"{where}: model.vocab", merge_name=lambda n: f"{where}: model.merges[{n}]"
     )
     for text, i in more.items():
         raise FormatError(f"{where}: model.vocab[{text!r}] (id {i}) is not a byte-level token nor an added token")
@@ -224,6 +230,7 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
             raise FormatError(
                 f"{where}: the added token {text!r} has the id {i}, which is the ordinary token {gpt2.bytes_to_unicode(vocab[i])!r}"
             )
+    gpt2.check_special_ids(specials, len(vocab), f"{where}: added_tokens")
     roles = {r: t for r, t in (roles or {}).items() if t in specials}
     if model.get("ignore_merges") and merge_ids:
         ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)

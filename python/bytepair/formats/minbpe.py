@@ -86,6 +86,9 @@ def load_minbpe(path: str | os.PathLike[str]) -> Tokenizer:
         if b in seen:
             raise FormatError(f"{where}: merge {i - 256} makes {b!r}, already the token {seen[b]}")
         seen[b] = i
+    from bytepair.formats.gpt2 import check_special_ids
+
+    check_special_ids(specials, len(vocab), where)
     try:
         return Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern)
     except BytepairError as e:
