@@ -61,21 +61,19 @@ def parse(
     *,
     where_vocab: str,
     merge_name: Callable[[int], str],
-) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[tuple[int, int]], dict[str, int]]:
+) -> tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]:
     """Checks a GPT-2-style vocabulary (``{string: id}``) and merges (pairs of strings);
-    returns ``(vocab, merges, merge ids, special tokens)``. Strings outside the byte table are
+    returns ``(vocab, merges as pairs of ids, special tokens)``. Strings outside the byte table are
     special tokens. Errors name the file and the entry (``merge_name(n)`` for merge ``n``)."""
     if not isinstance(vocab, dict):
         raise FormatError(f"{where_vocab}: expected a JSON object {{token: id}}")
     by_id: dict[int, bytes] = {}
     by_str: dict[str, int] = {}
-    by_bytes: dict[bytes, int] = {}
     specials: dict[str, int] = {}
     seen_ids: dict[int, str] = {}
     fast = _parse_vocab_fast(vocab)
     if fast is not None:
         by_id, by_str = fast
-        by_bytes = {b: i for i, b in by_id.items()}
     for text, i in () if fast is not None else vocab.items():
         if type(i) is not int or not 0 <= i < 2**32:
             raise FormatError(f"{where_vocab}: the id of {text!r} must be an int in [0, 2**32), got {i!r}")
@@ -88,10 +86,9 @@ def parse(
             continue
         by_id[i] = raw
         by_str[text] = i
-        by_bytes[raw] = i
-    if len(by_bytes) != len(by_id):  # two strings cannot map to the same bytes; kept as a guard
-        raise FormatError(f"{where_vocab}: two tokens have the same bytes")
-    missing = [b for b in range(256) if bytes([b]) not in by_bytes]
+    # Strings and bytes correspond one to one, so distinct strings are distinct tokens, and
+    # the 256 single bytes are the 256 one-character strings of the table.
+    missing = [b for b, c in enumerate(_DECODING_TABLE) if c not in by_str]
     if missing:
         raise FormatError(
             f"{where_vocab}: no token for the byte 0x{missing[0]:02x} ({BYTE_TO_UNICODE[missing[0]]!r}); "
@@ -99,7 +96,7 @@ def parse(
         )
     merge_ids: list[tuple[int, int]] = []
     get = by_str.get
-    for n, (left, right) in enumerate(merge_pairs):
+    for n, (left, right) in enumerate(merge_pairs):  # pairs of str (checked by the callers)
         a = get(left)
         b = get(right)
         if a is None or b is None:
@@ -117,8 +114,7 @@ def parse(
                 left, right = merge_pairs[n]
                 raise FormatError(f"{merge_name(n)}: the merge {left + ' ' + right!r} repeats {merge_name(first[pair])}")
             first[pair] = n
-    merges = [(by_id[a], by_id[b]) for a, b in merge_ids]
-    return by_id, merges, merge_ids, specials
+    return by_id, merge_ids, specials
 
 
 def _parse_vocab_fast(vocab: dict[Any, Any]) -> tuple[dict[int, bytes], dict[str, int]] | None:
@@ -176,7 +172,8 @@ def load_gpt2(
     where_v, where_m = os.fspath(vocab_path), os.fspath(merges_path)
     vocab_doc = read_json(where_v)
     pairs, name = merge_lines(read_text(where_m), where_m)
-    vocab, merges, merge_ids, specials = parse(vocab_doc, pairs, where_vocab=where_v, merge_name=name)
+    vocab, merge_ids, specials = parse(vocab_doc, pairs, where_vocab=where_v, merge_name=name)
+    merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
     # A token of several bytes that no merge makes can only be added text (GPT-2's
     # <|endoftext|>): it is a special token, as Hugging Face treats it.
     made = {a + b for a, b in merges}

@@ -26,6 +26,7 @@ that token) and ``false`` for merge lists (a token is used only when the merges 
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -214,15 +215,25 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
     special_ids = set(specials.values())
     ordinary = {t: i for t, i in vocab_doc.items() if i not in special_ids or t not in specials}
     raw_merges = model.get("merges", [])
-    pairs: Any = raw_merges
-    if not (
-        isinstance(raw_merges, list)
-        and all(type(m) is list and len(m) == 2 and type(m[0]) is str and type(m[1]) is str for m in raw_merges)
-    ):
-        pairs = _merge_pairs(raw_merges, where)  # "a b" strings, or something to name as wrong
-    vocab, merges, merge_ids, more = gpt2.parse(
-        ordinary, pairs, where_vocab=f"{where}: model.vocab", merge_name=lambda n: f"{where}: model.merges[{n}]"
-    )
+    where_vocab = f"{where}: model.vocab"
+
+    def merge_name(n: int) -> str:
+        return f"{where}: model.merges[{n}]"
+
+    parsed = None
+    # Pairs (["a", "b"], today's layout) go to the parser as they are, for speed; any oddity
+    # (a pair of three, a number) is named by the checking pass below.
+    if isinstance(raw_merges, list) and raw_merges and {type(m) for m in raw_merges} == {list}:
+        try:
+            parsed = gpt2.parse(ordinary, raw_merges, where_vocab=where_vocab, merge_name=merge_name)
+        except FormatError:
+            if all(len(m) == 2 and type(m[0]) is str and type(m[1]) is str for m in raw_merges):
+                raise
+        except (TypeError, ValueError):
+            pass
+    if parsed is None:
+        parsed = gpt2.parse(ordinary, _merge_pairs(raw_merges, where), where_vocab=where_vocab, merge_name=merge_name)
+    vocab, merge_ids, more = parsed
     for text, i in more.items():
         raise FormatError(f"{where}: model.vocab[{text!r}] (id {i}) is not a byte-level token nor an added token")
     for text, i in specials.items():
@@ -236,6 +247,7 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
         ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)
         if ranked is not None:
             return ranked
+    merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
     try:
         # ignore_merges (Llama-3, Qwen2): a piece that is a token is that token. bytepair uses a
         # token by lookup only when the merges make it anyway; the tests compare with tokenizers.
@@ -263,7 +275,7 @@ def _as_ranks(
         return None
     # The ranks' own merges come in id order of what they make; the same pairs in the same
     # order means the file's merges are exactly the ranks'.
-    return tok if [(a, b) for a, b, _ in tok._core.rank_merges()] == merge_ids else None
+    return tok if list(map(operator.itemgetter(0, 1), tok._core.rank_merges())) == merge_ids else None
 
 
 def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
