@@ -79,10 +79,13 @@ def test_rank_file_of_a_shipped_encoding_is_recognised(tmp_path: pathlib.Path) -
         bytepair.load(tmp_path / "other.tiktoken")
 
 
-def test_training_continues_from_a_rank_encoding() -> None:
-    base = bytepair.get_encoding("gpt2")
+def test_training_continues_from_a_rank_encoding(tmp_path: pathlib.Path) -> None:
+    small = bytepair.train_from_iterator(training_text()[:300], vocab_size=500, special_tokens=["<|endoftext|>"])
+    bytepair.dump_tiktoken(small, tmp_path / "small.tiktoken")
+    base = bytepair.load(tmp_path / "small.tiktoken", pattern=small.pattern, special_tokens=small.special_tokens)
+    assert base._merges is None  # a rank model
     as_merges = bytepair.Tokenizer(base.vocab, base.merges, special_tokens=base.special_tokens, pattern=base.pattern)
-    docs = training_text()[:60]
+    docs = training_text()[300:600]
     tok = bytepair.train_from_iterator(docs, vocab_size=base.vocab_size + 8, base=base)
     same = bytepair.train_from_iterator(docs, vocab_size=base.vocab_size + 8, base=as_merges)
     assert tok.merges[: len(base.merges)] == base.merges
