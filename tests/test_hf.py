@@ -233,3 +233,24 @@ def test_exported_json_is_not_changed_by_loading() -> None:
     again = copy.deepcopy(doc)
     from_hf_dict(doc)
     assert doc == again
+
+
+def test_ignore_merges_tokens_the_merges_do_not_make_are_warned_about(tmp_path: pathlib.Path) -> None:
+    # Merges b+c, a+b, ab+c: they make "a", "bc" of the piece "abc", while Hugging Face with
+    # ignore_merges takes the token "abc" itself.
+    vocab = {bytes_to_unicode(bytes([i])): i for i in range(256)} | {"bc": 256, "ab": 257, "abc": 258}
+    doc = to_hf_dict(bytepair.train_from_iterator(["x"], vocab_size=256, pattern="gpt2"))
+    doc["model"].update(vocab=vocab, merges=[["b", "c"], ["a", "b"], ["ab", "c"]], ignore_merges=True)
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    assert hf.encode("abc").ids == [258]
+    with pytest.warns(bytepair.BytepairWarning, match="1 token.*'abc'"):
+        tok = from_hf_dict(doc)
+    assert tok.encode("abc") == [97, 256]
+    doc["model"]["ignore_merges"] = False
+    assert hf.encode("abc").ids != tokenizers.Tokenizer.from_str(json.dumps(doc)).encode("abc").ids
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert from_hf_dict(doc).encode("abc") == tokenizers.Tokenizer.from_str(json.dumps(doc)).encode("abc").ids
+        bytepair.load(DATA / "hf_split_style/tokenizer.json")  # a file trained by tokenizers: no warning

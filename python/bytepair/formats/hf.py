@@ -28,11 +28,13 @@ from __future__ import annotations
 import json
 import operator
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from bytepair._atomic import write_atomic
-from bytepair.errors import BytepairError, FormatError
+from bytepair import _core
+from bytepair.errors import BytepairError, BytepairWarning, FormatError
 from bytepair.formats import gpt2
 from bytepair.formats._regex_dialect import from_oniguruma, to_oniguruma
 from bytepair.patterns import PATTERNS
@@ -251,9 +253,39 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
     try:
         # ignore_merges (Llama-3, Qwen2): a piece that is a token is that token. bytepair uses a
         # token by lookup only when the merges make it anyway; the tests compare with tokenizers.
-        return Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern, normalization=normalization, roles=roles)
+        tok = Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern, normalization=normalization, roles=roles)
     except BytepairError as e:
         raise FormatError(f"{where}: {e}") from None
+    if model.get("ignore_merges"):
+        _warn_unmade(tok, where)
+    return tok
+
+
+def _warn_unmade(tok: Tokenizer, where: str) -> None:
+    """With ``ignore_merges`` Hugging Face takes a piece that is a token as that token; bytepair
+    does so only when the merges make that token of its bytes. Tokens where the two differ
+    (a whole piece of the pattern that the merges make otherwise) get a warning naming them."""
+    texts: list[str] = []
+    ids: list[int] = []
+    for i, b in tok._vocab.items():
+        if len(b) > 1:
+            try:
+                texts.append(b.decode("utf-8"))  # a piece is text: only valid UTF-8 can be one
+            except UnicodeDecodeError:
+                continue
+            ids.append(i)
+    got = tok._core.encode_batch(texts, [], num_threads=None)
+    unmade = [
+        t for t, i, g in zip(texts, ids, got, strict=True)
+        if g != [i] and _core.split_pieces(t, tok.pattern) == [t]
+    ]
+    if unmade:
+        warnings.warn(
+            f"{where}: model.ignore_merges: {len(unmade)} token(s) that the merges do not make of their own "
+            f"bytes, first {unmade[0]!r}: Hugging Face encodes such a piece as that one token, bytepair by the merges",
+            BytepairWarning,
+            stacklevel=3,
+        )
 
 
 def _as_ranks(
