@@ -40,8 +40,6 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0.0.0"
 
 
-
-
 __all__ = [
     "PATTERNS",
     "BytepairError",
