@@ -254,3 +254,25 @@ def test_ignore_merges_tokens_the_merges_do_not_make_are_warned_about(tmp_path: 
         warnings.simplefilter("error")
         assert from_hf_dict(doc).encode("abc") == tokenizers.Tokenizer.from_str(json.dumps(doc)).encode("abc").ids
         bytepair.load(DATA / "hf_split_style/tokenizer.json")  # a file trained by tokenizers: no warning
+
+
+QWEN2_PATTERN = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+
+
+@pytest.mark.parametrize("layout", ["gpt-neox", "qwen2", "merges-as-strings", "no-split"])
+def test_other_real_layouts_encode_like_tokenizers(layout: str) -> None:
+    if layout == "gpt-neox":  # ByteLevel(use_regex=True) with an NFC normalizer
+        doc = json.loads((DATA / "hf_gpt2_style/tokenizer.json").read_text(encoding="utf-8"))
+        doc["normalizer"] = {"type": "NFC"}
+    else:
+        doc = base_doc()
+    if layout == "qwen2":  # Split with single digits, NFC, ignore_merges
+        doc["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {"Regex": QWEN2_PATTERN}
+    if layout == "merges-as-strings":  # files written by tokenizers before 0.20
+        doc["model"]["merges"] = [" ".join(m) for m in doc["model"]["merges"]]
+    if layout == "no-split":
+        doc["pre_tokenizer"] = doc["pre_tokenizer"]["pretokenizers"][1]
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    tok = from_hf_dict(doc)
+    for text in texts():
+        assert_same(tok, hf, text)
