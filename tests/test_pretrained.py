@@ -144,3 +144,11 @@ def test_truncated_vocab_json(tmp_path: pathlib.Path) -> None:
     shutil.copy(DATA / "hf_gpt2_style/merges.txt", tmp_path)
     with pytest.raises(bytepair.FormatError, match="vocab.json: not valid JSON"):
         bytepair.load(tmp_path / "vocab.json")
+
+
+def test_a_token_given_twice_in_vocab_json_is_named(tmp_path: pathlib.Path) -> None:
+    text = (DATA / "hf_gpt2_style/vocab.json").read_text(encoding="utf-8")
+    (tmp_path / "vocab.json").write_text(text.replace('{"', '{"Ġt":999,"', 1), encoding="utf-8")
+    shutil.copy(DATA / "hf_gpt2_style/merges.txt", tmp_path)
+    with pytest.raises(bytepair.FormatError, match="the key 'Ġt' appears twice"):
+        bytepair.load(tmp_path / "vocab.json")

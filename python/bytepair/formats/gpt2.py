@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import operator
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -94,19 +95,30 @@ def parse(
             f"{where_vocab}: no token for the byte 0x{missing[0]:02x} ({BYTE_TO_UNICODE[missing[0]]!r}); "
             "a byte-level BPE vocabulary has all 256"
         )
-    merge_ids: list[tuple[int, int]] = []
-    get = by_str.get
-    for n, (left, right) in enumerate(merge_pairs):  # pairs of str (checked by the callers)
-        a = get(left)
-        b = get(right)
-        if a is None or b is None:
-            bad = left if a is None else right
-            raise FormatError(f"{merge_name(n)}: {bad!r} is not a token of the vocabulary")
-        if (left + right) not in by_str:
-            raise FormatError(
-                f"{merge_name(n)}: the merge {left + ' ' + right!r} makes {left + right!r}, which is not in the vocabulary"
-            )
-        merge_ids.append((a, b))
+    # Checked in bulk (map and zip run in C); the loop below names the first bad merge.
+    if merge_pairs and set(map(len, merge_pairs)) != {2}:
+        raise ValueError("merges must be pairs")  # the callers then name the bad entry
+    lefts, rights = (list(x) for x in zip(*merge_pairs)) if merge_pairs else ([], [])
+    a_ids = list(map(by_str.get, lefts))
+    b_ids = list(map(by_str.get, rights))
+    ok = (
+        len(lefts) == len(merge_pairs)
+        and None not in a_ids
+        and None not in b_ids
+        and all(map(by_str.__contains__, map(operator.add, lefts, rights)))
+    )
+    if not ok:
+        for n, (left, right) in enumerate(merge_pairs):
+            a = by_str.get(left)
+            b = by_str.get(right)
+            if a is None or b is None:
+                bad = left if a is None else right
+                raise FormatError(f"{merge_name(n)}: {bad!r} is not a token of the vocabulary")
+            if (left + right) not in by_str:
+                raise FormatError(
+                    f"{merge_name(n)}: the merge {left + ' ' + right!r} makes {left + right!r}, which is not in the vocabulary"
+                )
+    merge_ids: list[tuple[int, int]] = list(zip(a_ids, b_ids))  # type: ignore[arg-type]  # no None: checked
     if len(set(merge_ids)) != len(merge_ids):
         first: dict[tuple[int, int], int] = {}
         for n, pair in enumerate(merge_ids):
@@ -212,10 +224,29 @@ def read_text(path: str) -> str:
         raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object hook: a repeated key (two ids for one token) is an error, not the last one
+    silently winning. One call per JSON object; the vocabulary is one call."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
 def read_json(path: str) -> object:
     text = read_text(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as e:
+        raise FormatError(f"{path}: the key {e.args[0]!r} appears twice in one object") from None
     except json.JSONDecodeError as e:
         raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
 
