@@ -301,8 +301,10 @@ def _as_ranks(
     if sum(1 for b in vocab.values() if len(b) > 1) != len(merge_ids):
         return None
     try:
-        ranks = {b: i for i, b in vocab.items()}
-        tok = Tokenizer._from_ranks(ranks, special_tokens=specials, pattern=pattern, normalization=normalization, roles=roles)
+        # Tokenizer._from_ranks, without turning the vocabulary into ranks and back.
+        tok = Tokenizer.__new__(Tokenizer)
+        tok._init(vocab, None, None, dict(specials), pattern, normalization, None, (), roles)
+        tok._check_roles(tok._roles)
     except BytepairError:
         return None
     # The ranks' own merges come in id order of what they make; the same pairs in the same
