@@ -27,15 +27,17 @@ from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.sources import Source
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
 
+# -- interop (issue 9): every format bytepair reads, found by content; writers per format.
+from bytepair._detect import load
+from bytepair.formats.gpt2 import dump_gpt2, load_gpt2
+from bytepair.formats.hf import load_hf, save_hf
+from bytepair.formats.minbpe import dump_minbpe, load_minbpe
+from bytepair.formats.tiktoken import dump_tiktoken, to_tiktoken
+
 try:
     __version__ = version("bytepair")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0"
-
-
-def load(path: str) -> Tokenizer:
-    """Reads a tokenizer file written by :meth:`Tokenizer.save`."""
-    return Tokenizer.from_file(path)
 
 
 __all__ = [
@@ -61,4 +63,13 @@ __all__ = [
     "train",
     "train_from_counts",
     "train_from_iterator",
+    # interop (issue 9)
+    "dump_gpt2",
+    "dump_minbpe",
+    "dump_tiktoken",
+    "load_gpt2",
+    "load_hf",
+    "load_minbpe",
+    "save_hf",
+    "to_tiktoken",
 ]

@@ -257,10 +257,10 @@ class Tokenizer:
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
-        """The merges in priority order, as pairs of token bytes (a copy)."""
-        if self._merges is None:
-            raise VocabError("this tokenizer is defined by token ranks (tiktoken), not by a merge list")
-        return list(self._merges)
+        """The merges in priority order, as pairs of token bytes (a copy). For a tokenizer
+        defined by token ranks (tiktoken), the merges recovered from the ranks: each token's
+        last merge, in id order, which encode every text as the ranks do."""
+        return list(self._merge_list())
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -372,6 +372,210 @@ class Tokenizer:
             f"<Tokenizer vocab_size={self.vocab_size} pattern={pattern!r} "
             f"special_tokens={len(self._special_tokens)}>"
         )
+
+    # ------------------------------------------------------------------ interop API (issue 9)
+    # The names users type in tiktoken and Hugging Face tokenizers, plus pickling and equality.
+
+    def __len__(self) -> int:
+        """:attr:`n_vocab`: one past the largest id (the size of an embedding table)."""
+        return self.n_vocab
+
+    @property
+    def n_vocab(self) -> int:
+        """One past the largest id, special tokens included (tiktoken's ``n_vocab``).
+
+        This sizes an embedding table. It can exceed :attr:`vocab_size`, which counts the ids
+        that exist: cl100k_base has 100,261 ids, the largest being 100,276.
+        """
+        return self.max_token_value + 1
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id, special tokens included (tiktoken's ``max_token_value``)."""
+        largest: int | None = getattr(self, "_max_id", None)
+        if largest is None:
+            largest = max([*self._vocab, *self._special_tokens.values()])
+            self._max_id = largest
+        return largest
+
+    @property
+    def eot_token(self) -> int:
+        """The id of the end-of-text token: the ``eos`` role if set, else ``<|endoftext|>``."""
+        text = self._roles.get("eos", "<|endoftext|>")
+        if text not in self._special_tokens:
+            raise VocabError("this tokenizer has no end-of-text token (no 'eos' role and no '<|endoftext|>')")
+        return self._special_tokens[text]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The texts of the special tokens."""
+        return set(self._special_tokens)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the one token whose text (special tokens included) or bytes are given;
+        :class:`VocabError` if there is none."""
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_tokens:
+                return self._special_tokens[text_or_bytes]
+            data = text_or_bytes.encode("utf-8", "surrogatepass")
+        elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"encode_single_token() takes str or bytes, not {type(text_or_bytes).__name__}")
+        found = self._core.lookup(data) if data else None
+        if found is None:
+            found = self._special_tokens.get(data.decode("utf-8", "replace"))
+        if found is None:
+            raise VocabError(f"{text_or_bytes!r} is not a single token of this tokenizer")
+        return found
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (tiktoken's name for :meth:`token_bytes`)."""
+        return self.token_bytes(_as_id(token))
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """The bytes of each token, in order."""
+        return [self.token_bytes(i) for i in _as_ids(tokens)]
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> list[str]:
+        """:meth:`decode` of each list of ids (numpy arrays accepted, 2-D included)."""
+        return [self.decode(ids, errors=errors) for ids in batch]
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in parallel (``num_threads=None``: all cores)."""
+        return self.encode_batch(texts, num_threads=num_threads, disallowed_special=())
+
+    def token_to_id(self, token: str | bytes) -> int | None:
+        """The id of a token, or ``None`` (Hugging Face's ``token_to_id``).
+
+        A ``str`` is a token as Hugging Face's byte-level files write it (``"Ġthe"``: each byte
+        shown as one character of GPT-2's byte-to-unicode table) or a special token's text;
+        ``bytes`` are the token's own bytes.
+        """
+        if isinstance(token, str):
+            if token in self._special_tokens:
+                return self._special_tokens[token]
+            from bytepair.formats.gpt2 import unicode_to_bytes
+
+            raw = unicode_to_bytes(token)
+            if raw is None:
+                return None
+        elif isinstance(token, (bytes, bytearray)):
+            raw = bytes(token)
+        else:
+            raise TypeError(f"token_to_id() takes str or bytes, not {type(token).__name__}")
+        return self._core.lookup(raw) if raw else None
+
+    def id_to_token(self, id: int) -> str | None:
+        """The token of an id as Hugging Face writes it (``"Ġthe"``; special tokens as their
+        text), or ``None`` for an id no token has (Hugging Face's ``id_to_token``)."""
+        id = _as_id(id)
+        for text, i in self._special_tokens.items():
+            if i == id and self._core.lookup(text.encode()) != i:
+                return text
+        if id < 0:
+            return None
+        try:
+            data = self._core.token_bytes(id)
+        except BytepairError:
+            return None
+        from bytepair.formats.gpt2 import bytes_to_unicode
+
+        return bytes_to_unicode(data)
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Encodes ``text`` and gives each token's ``(start, end)`` character offsets in it.
+
+        A token holding part of a character's UTF-8 bytes spans that whole character (as Hugging
+        Face's byte-level offsets do). With a normalization, offsets are into the normalized text.
+        """
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        import numpy as np
+
+        data = np.frombuffer(_repair_surrogates(self._norm(text)).encode("utf-8"), dtype=np.uint8)
+        # char_of[k]: the index of the character holding byte k.
+        char_of = np.cumsum((data & 0xC0) != 0x80) - 1
+        lengths = np.fromiter((len(self._core.token_bytes(i)) for i in ids), dtype=np.int64, count=len(ids))
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        if len(ids):
+            first = char_of[starts]
+            last = char_of[ends - 1] + 1
+            offsets = list(zip(first.tolist(), last.tolist(), strict=True))
+        else:
+            offsets = []
+        return ids, offsets
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A shipped encoding travels by name (the worker loads its own copy, once); anything else
+        # as its file's content, so that a spawned worker rebuilds an equal tokenizer.
+        if self._name is not None:
+            from bytepair.encodings import get_encoding
+
+            if get_encoding(self._name) is self:
+                return (get_encoding, (self._name,))
+        from bytepair._fileformat import from_dict, to_dict
+
+        return (from_dict, (to_dict(self),))
+
+    def _content(self) -> tuple[Any, ...]:
+        return (
+            self._pattern,
+            self._normalization,
+            self._special_tokens,
+            self._reserved,
+            self._roles,
+            self._merges,
+            self._vocab,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they encode and decode alike and ship the same file content (vocabulary,
+        merges or ranks, pattern, normalization, special tokens, roles); training notes aside."""
+        if not isinstance(other, Tokenizer) or type(other) is not type(self):
+            return NotImplemented
+        if self is other:
+            return True
+        if self._core.size != other._core.size:
+            return False
+        return self._content() == other._content()
+
+    def __hash__(self) -> int:
+        return hash((self._pattern, self._normalization, self._core.size, frozenset(self._special_tokens.items())))
+
+    def save_pretrained(self, save_directory: str | os.PathLike[str]) -> list[str]:
+        """Writes a Hugging Face model directory (``tokenizer.json``, ``vocab.json``,
+        ``merges.txt``, ``special_tokens_map.json``, ``tokenizer_config.json``) that
+        ``transformers.AutoTokenizer.from_pretrained`` loads; returns the paths written."""
+        from bytepair.formats.hf import save_pretrained
+
+        return save_pretrained(self, save_directory)
+
+    @classmethod
+    def from_pretrained(cls, directory: str | os.PathLike[str]) -> Tokenizer:
+        """Reads a Hugging Face model directory (``tokenizer.json``, or ``vocab.json`` +
+        ``merges.txt``) of a byte-level BPE tokenizer."""
+        from bytepair.formats.hf import load_pretrained
+
+        return load_pretrained(directory)
+
+    def _merge_list(self) -> list[tuple[bytes, bytes]]:
+        """The merges, recovered from the ranks for a rank model (each token's last merge, in
+        id order: they encode every text as the ranks do)."""
+        if self._merges is not None:
+            return self._merges
+        recovered: list[tuple[bytes, bytes]] | None = getattr(self, "_recovered_merges", None)
+        if recovered is None:
+            vocab = self._vocab
+            recovered = [(vocab[a], vocab[b]) for a, b, _ in self._core.rank_merges()]
+            self._recovered_merges = recovered
+        return recovered
 
     # ------------------------------------------------------------------ encoding
 
@@ -590,8 +794,7 @@ class Tokenizer:
 
     def token_bytes(self, id: int) -> bytes:
         """The bytes of one token (special tokens included)."""
-        if not isinstance(id, int) or isinstance(id, bool):
-            raise TypeError(f"token id must be an int, not {type(id).__name__}")
+        id = _as_id(id)
         if id < 0:
             raise _core_unknown(id)
         return self._core.token_bytes(id)
@@ -652,6 +855,8 @@ def _core_unknown(id: int) -> Exception:
 def _as_ids(ids: Iterable[int]) -> list[int]:
     if isinstance(ids, (str, bytes)):
         raise TypeError(f"expected a sequence of token ids, not {type(ids).__name__}")
+    if not isinstance(ids, list):
+        ids = _numpy_ids(ids)
     out = ids if isinstance(ids, list) else list(ids)
     for i in out:
         if not isinstance(i, int) or isinstance(i, bool):
@@ -659,6 +864,30 @@ def _as_ids(ids: Iterable[int]) -> list[int]:
         if i < 0 or i > 0xFFFFFFFF:
             raise _core_unknown(i)
     return out
+
+
+def _numpy_ids(ids: Iterable[int]) -> Iterable[int]:
+    """numpy integer arrays (any shape flattened) and scalars as a list of Python ints."""
+    module = type(ids).__module__
+    if module == "numpy" or module.startswith("numpy."):
+        import numpy as np
+
+        arr = np.asarray(ids)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"token ids must be integers, got a numpy array of {arr.dtype}")
+        out: list[int] = arr.reshape(-1).tolist()
+        return out
+    return ids
+
+
+def _as_id(id: Any) -> int:
+    """One token id: an int or a numpy integer."""
+    if isinstance(id, int) and not isinstance(id, bool):
+        return id
+    module = type(id).__module__
+    if (module == "numpy" or module.startswith("numpy.")) and hasattr(id, "dtype") and id.dtype.kind in "iu":
+        return int(id)
+    raise TypeError(f"token id must be an int, not {type(id).__name__}")
 
 
 class StreamDecoder:
@@ -671,8 +900,8 @@ class StreamDecoder:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
 
     def feed(self, ids: Collection[int] | int) -> str:
-        if isinstance(ids, int):
-            ids = [ids]
+        if not isinstance(ids, Collection) or hasattr(ids, "dtype") and getattr(ids, "ndim", 1) == 0:
+            ids = [_as_id(ids)]
         return self._utf8.decode(self._tok.decode_bytes(ids))
 
     def flush(self) -> str:

@@ -331,11 +331,8 @@ def _plan(
         )
     if not isinstance(base, Tokenizer):
         raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
-    if base._merges is None:
-        raise BytepairError(
-            "the base tokenizer is defined by token ranks (a tiktoken encoding), not by a merge list; "
-            "continued training needs a merge list"
-        )
+    # A rank model (tiktoken) continues from the merges recovered from its ranks (issue 9).
+    base_merges = base._merge_list()
     regex = base.pattern
     if not isinstance(pattern, _Unset) and resolve(pattern)[1] != base.pattern:
         raise BytepairError(
@@ -363,12 +360,11 @@ def _plan(
         )
     ids = list(base._vocab) + list(specials_before.values())
     first_id = max(ids) + 1
-    assert base._merges is not None
     from bytepair.tokenizer import _merge_ids
 
     return _Plan(
         regex, norm, min_frequency, max_token_length, vocab_size - minimum,
-        dict(base._vocab), list(base._merges), _merge_ids(base._vocab, base._merges), first_id,
+        dict(base._vocab), list(base_merges), _merge_ids(base._vocab, base_merges), first_id,
         specials_before, sorted(base._reserved), base.special_tokens_map,
         new, sum(1 for s in new if s in reserved_names), base,
     )

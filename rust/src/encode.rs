@@ -899,6 +899,24 @@ impl Bpe {
         last
     }
 
+    /// A rank model read as a merge list (interop, issue 9): for each token of two or more
+    /// bytes, the last merge of its own bytes (see `last_merge`), as (left, right, token), in id
+    /// order. Tokens that merges cannot make from their bytes are left out. Merges in this
+    /// order encode every text as the ranks do, since the ranks only ever use these pairs.
+    pub fn rank_merges(&self) -> Vec<(Rank, Rank, Rank)> {
+        let ids: Vec<Rank> = (0..self.spans.len() as Rank)
+            .filter(|&id| self.spans[id as usize].1 > 1 && self.spans[id as usize].1 != u32::MAX)
+            .collect();
+        ids.par_chunks(4096)
+            .flat_map_iter(|chunk| {
+                chunk.iter().filter_map(|&id| {
+                    let (l, r) = self.last_merge(self.token_bytes(id).ok()?)?;
+                    Some((l, r, id))
+                })
+            })
+            .collect()
+    }
+
     pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
         match self.spans.get(id as usize) {
             Some(&(off, len)) if len != u32::MAX => {

@@ -935,6 +935,13 @@ impl PyEncoder {
     fn pattern(&self) -> Option<&str> {
         self.inner.pretokenizer().pattern()
     }
+
+    // -- interop (issue 9) --
+
+    /// A rank model's merge list: (left, right, token) per token, in id order (`Bpe::rank_merges`).
+    fn rank_merges(&self, py: Python<'_>) -> Vec<(Rank, Rank, Rank)> {
+        py.detach(|| self.inner.bpe.rank_merges())
+    }
 }
 
 #[pymodule]

@@ -22,18 +22,17 @@ from collections.abc import Sequence
 from types import ModuleType
 
 import bytepair
-from bytepair.cli import decode, encode, show, train
-from bytepair.cli import compare, report, stats, sweep, viz  # issue 12: analysis and views
+from bytepair.cli import compare, convert, decode, encode, report, show, stats, sweep, train, viz
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS: tuple[ModuleType, ...] = (train, encode, decode, show)
-
-# --- issue 12: analysis and views (stats, sweep, compare, viz, report) ---
-COMMANDS += (viz, stats, sweep, compare, report)
-# --- end issue 12 ---
+# The order `bytepair --help` lists them in.
+COMMANDS: tuple[ModuleType, ...] = (
+    train, encode, decode, show, convert,  # tokenizers
+    viz, stats, sweep, compare, report,  # looking at a tokenizer (analysis/, views/)
+)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -43,8 +43,10 @@ def encoding_names() -> list[str]:
 
 def load_tokenizer(spec: str) -> Tokenizer:
     """A tokenizer file, or the name of a pretrained encoding (``cl100k_base``) when no such file exists."""
-    if os.path.isdir(spec):
-        raise CommandError(f"{spec} is a directory, not a tokenizer file")
+    if os.path.isdir(spec) and not (
+        os.path.exists(os.path.join(spec, "tokenizer.json")) or os.path.exists(os.path.join(spec, "vocab.json"))
+    ):
+        raise CommandError(f"{spec} is a directory, not a tokenizer file (nor a model directory with tokenizer.json)")
     if not os.path.exists(spec) and spec in encoding_names():
         from bytepair.encodings import get_encoding
 
@@ -53,7 +55,9 @@ def load_tokenizer(spec: str) -> Tokenizer:
         raise CommandError(
             f"{spec}: no such tokenizer file, nor a pretrained encoding ({', '.join(encoding_names())})"
         )
-    return Tokenizer.from_file(spec)
+    from bytepair._detect import load  # any format bytepair reads (issue 9)
+
+    return load(spec)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ from typing import Any
 from bytepair._display import token_repr
 from bytepair._progress import size_text
 from bytepair.cli._common import PROG, Formatter, load_tokenizer, duration, plural, positive, table
-from bytepair.errors import VocabError
 from bytepair.tokenizer import Tokenizer
 from bytepair.training import sources_table
 
@@ -73,10 +72,8 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     tok = load_tokenizer(args.tokenizer)
     limit = 0 if args.all else args.limit
-    try:
-        merges: list[tuple[bytes, bytes]] | None = tok.merges
-    except VocabError:
-        merges = None
+    # A rank model (tiktoken) is shown by its ranks; tok.merges would give its recovered merges.
+    merges: list[tuple[bytes, bytes]] | None = tok.merges if tok._merges is not None else None
     vocab = tok.vocab
     specials = tok.special_tokens
     pretrained = not os.path.exists(args.tokenizer)

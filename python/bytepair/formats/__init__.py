@@ -1,6 +1,12 @@
 """Foreign tokenizer file formats, one module per format, each a ``load_*``/``dump_*`` pair.
 
 - :mod:`bytepair.formats.tiktoken`: tiktoken's rank files (``*.tiktoken``, plain or gzip).
+- :mod:`bytepair.formats.hf`: Hugging Face ``tokenizer.json`` (byte-level BPE) and
+  ``save_pretrained`` directories.
+- :mod:`bytepair.formats.gpt2`: GPT-2's ``vocab.json`` + ``merges.txt``.
+- :mod:`bytepair.formats.minbpe`: minbpe's ``.model`` / ``.vocab`` files.
+
+``bytepair.load`` (``bytepair._detect``) finds the format of a file by its content.
 """
 
 from __future__ import annotations

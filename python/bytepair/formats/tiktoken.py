@@ -19,12 +19,13 @@ import os
 import sys
 import zlib
 from collections.abc import Mapping
+from typing import Any
 
 from bytepair._atomic import write_atomic
 from bytepair.errors import FormatError
 from bytepair.tokenizer import Tokenizer
 
-__all__ = ["dump_tiktoken", "load_tiktoken"]
+__all__ = ["check_ranks_agree", "dump_tiktoken", "load_tiktoken", "to_tiktoken"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _MAX_RANK = 2**32 - 2  # ids are u32 in the core; u32::MAX is reserved
@@ -170,9 +171,74 @@ def dump_tiktoken(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"dump_tiktoken() takes a Tokenizer, not {type(tok).__name__}")
+    check_ranks_agree(tok)
     target = os.fspath(path)
     vocab = tok._vocab
     data = b"".join(base64.b64encode(vocab[i]) + b" %d\n" % i for i in sorted(vocab))
     if target.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
     write_atomic(target, data)
+
+
+# ------------------------------------------------------------------ interop (issue 9)
+
+
+def check_ranks_agree(tok: Tokenizer) -> None:
+    """Raises :class:`~bytepair.FormatError` when ``tok``'s ids, read as tiktoken ranks, would
+    encode differently from its merge list.
+
+    A rank file keeps only the tokens; tiktoken merges, lowest rank first, any pair whose joined
+    bytes are a token, and takes a piece that is a token as that token. A merge list says which
+    pairs merge, in which order. The two agree when the merges are in id order of their
+    results and each token's merge is the last merge that the ranks themselves would make of
+    its bytes (so also every token of two or more bytes is made by a merge). Trained
+    tokenizers agree; a hand-made or imported merge list may not.
+    """
+    if tok._merges is None:
+        return
+    vocab = tok._vocab
+    ids = {b: i for i, b in vocab.items()}
+    listed = [(ids[a], ids[b], ids[a + b]) for a, b in tok._merges]
+    for n in range(1, len(listed)):
+        if listed[n][2] <= listed[n - 1][2]:
+            a, b = tok._merges[n]
+            raise FormatError(
+                f"cannot write tiktoken ranks: merge {n} ({a!r}, {b!r}) makes id {listed[n][2]}, lower than the "
+                f"id {listed[n - 1][2]} made by merge {n - 1}; as ranks they would merge in another order"
+            )
+    ranks = Tokenizer._from_ranks({b: i for i, b in vocab.items()}, special_tokens={}, pattern=None)
+    by_ranks = {t: (l, r) for l, r, t in ranks._core.rank_merges()}
+    by_list = {t: (l, r) for l, r, t in listed}
+    for i, b in sorted(vocab.items()):
+        if len(b) < 2:
+            continue
+        if by_list.get(i) != by_ranks.get(i):
+            why = (
+                "no merge makes it" if i not in by_list
+                else "the ranks cannot make it" if i not in by_ranks
+                else f"the merge list makes it from {vocab[by_list[i][0]]!r} + {vocab[by_list[i][1]]!r}, the ranks "
+                f"from {vocab[by_ranks[i][0]]!r} + {vocab[by_ranks[i][1]]!r}"
+            )
+            raise FormatError(f"cannot write tiktoken ranks: token {i} ({b!r}) would encode differently: {why}")
+
+
+def to_tiktoken(tok: Tokenizer, *, name: str | None = None) -> Any:
+    """A ``tiktoken.Encoding`` that encodes as ``tok`` does: its ids as ranks, its pattern (in
+    tiktoken's own regex dialect, the one bytepair uses) and its special tokens. Raises
+    :class:`~bytepair.FormatError` when ranks cannot say what the merge list says (see
+    :func:`check_ranks_agree`), or when ``tok`` normalizes text (tiktoken does not)."""
+    try:
+        import tiktoken
+    except ImportError:
+        raise ImportError("to_tiktoken() needs tiktoken: pip install tiktoken") from None
+    if tok.normalization is not None:
+        raise FormatError(f"tiktoken cannot normalize text; this tokenizer applies {tok.normalization!r}")
+    if tok.pattern is None:
+        raise FormatError("tiktoken needs a split pattern; this tokenizer has none")
+    check_ranks_agree(tok)
+    return tiktoken.Encoding(
+        name or tok.name or "bytepair",
+        pat_str=tok.pattern,
+        mergeable_ranks={b: i for i, b in tok._vocab.items()},
+        special_tokens=tok.special_tokens,
+    )

@@ -1,0 +1,126 @@
+"""``bytepair.load``: reads a tokenizer in any format bytepair knows, found by its content.
+
+Formats: bytepair's own JSON file; a Hugging Face ``tokenizer.json`` or a model directory
+(``tokenizer.json``, or ``vocab.json`` + ``merges.txt``); GPT-2's ``vocab.json`` +
+``merges.txt`` (either path, the other file beside it); a tiktoken rank file (``.tiktoken``,
+plain or gzip: the shipped encodings are recognised by their hash, others need ``pattern=``);
+a minbpe ``.model`` file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import zlib
+from collections.abc import Mapping
+
+from bytepair.errors import FormatError
+from bytepair.tokenizer import Tokenizer
+
+__all__ = ["KNOWN_FORMATS", "load"]
+
+KNOWN_FORMATS = (
+    "bytepair JSON (Tokenizer.save)",
+    "Hugging Face tokenizer.json or model directory",
+    "GPT-2 vocab.json + merges.txt",
+    "tiktoken rank file (.tiktoken)",
+    "minbpe .model",
+)
+
+_UNSET = object()
+
+
+def _unknown(path: str, why: str) -> FormatError:
+    return FormatError(f"{path}: {why}; bytepair.load reads: {'; '.join(KNOWN_FORMATS)}")
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None | object = _UNSET,
+    special_tokens: Mapping[str, int] | None = None,
+) -> Tokenizer:
+    """Reads a tokenizer, whatever its format (see the module doc). ``pattern`` and
+    ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones."""
+    where = os.fspath(path)
+    if os.path.isdir(where):
+        from bytepair.formats.hf import load_pretrained
+
+        if os.path.exists(os.path.join(where, "tokenizer.json")) or os.path.exists(os.path.join(where, "vocab.json")):
+            return load_pretrained(where)
+        raise _unknown(where, "a directory without tokenizer.json or vocab.json")
+    with open(where, "rb") as f:
+        head = f.read(4096)
+    if head[:2] == b"\x1f\x8b" or _looks_like_ranks(head):
+        return _load_ranks(where, pattern, special_tokens)
+    if head.startswith(b"minbpe v"):
+        from bytepair.formats.minbpe import load_minbpe
+
+        return load_minbpe(where)
+    if os.path.basename(where) == "merges.txt" or head.startswith(b"#version"):
+        vocab = os.path.join(os.path.dirname(where), "vocab.json")
+        if not os.path.exists(vocab):
+            raise _unknown(where, "a merges.txt without a vocab.json beside it")
+        from bytepair.formats.gpt2 import load_gpt2
+
+        return load_gpt2(vocab, where)
+    if head.lstrip()[:1] != b"{":
+        raise _unknown(where, "not a format bytepair recognises")
+    from bytepair.formats.gpt2 import read_json
+
+    doc = read_json(where)
+    if isinstance(doc, dict) and doc.get("format") == "bytepair-tokenizer":
+        from bytepair._fileformat import from_dict
+
+        return from_dict(doc, where=where)
+    if isinstance(doc, dict) and "model" in doc and isinstance(doc["model"], dict):
+        from bytepair.formats.hf import from_hf_dict
+
+        return from_hf_dict(doc, where=where)
+    if isinstance(doc, dict) and doc and all(isinstance(v, int) for v in list(doc.values())[:100]):
+        merges = os.path.join(os.path.dirname(where), "merges.txt")
+        if not os.path.exists(merges):
+            raise _unknown(where, "a vocab.json without a merges.txt beside it")
+        from bytepair.formats.gpt2 import load_gpt2
+
+        return load_gpt2(where, merges)
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    raise _unknown(where, f"not a bytepair tokenizer file nor a known foreign format (format is {fmt!r})")
+
+
+def _looks_like_ranks(head: bytes) -> bool:
+    lines = head.split(b"\n")[:3]
+    if not lines or not lines[0]:
+        return False
+    for line in lines[:-1] if len(lines) > 1 else lines:
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            return False
+    return True
+
+
+def _load_ranks(where: str, pattern: object, special_tokens: Mapping[str, int] | None) -> Tokenizer:
+    from bytepair import encodings
+    from bytepair.formats.tiktoken import load_tiktoken
+
+    if pattern is _UNSET:
+        with open(where, "rb") as f:
+            data = f.read()
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error) as e:
+                raise FormatError(f"{where}: not a valid gzip file ({e})") from None
+        digest = hashlib.sha256(data).hexdigest()
+        for name, spec in encodings._ENCODINGS.items():
+            if spec.sha256 == digest:
+                return encodings.get_encoding(name)
+        raise FormatError(
+            f"{where}: a tiktoken rank file does not hold its split pattern; pass "
+            "bytepair.load(path, pattern=..., special_tokens={...}) (a preset name: gpt2, gpt4, o200k, or a regex)"
+        )
+    if pattern is not None and not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
+    return load_tiktoken(where, pattern=pattern, special_tokens=special_tokens)
+

@@ -1,0 +1,466 @@
+"""Hugging Face ``tokenizer.json`` (byte-level BPE), both ways, and ``save_pretrained`` directories.
+
+What is read and written (anything else is a :class:`~bytepair.FormatError` naming the
+component and its JSON path, e.g. ``normalizer.normalizers[1]: Replace is not supported``):
+
+- ``normalizer``: ``null``, ``NFC``/``NFD``/``NFKC``/``NFKD``/``Lowercase``, or a ``Sequence`` of them.
+- ``pre_tokenizer``: ``ByteLevel(use_regex=true)`` (GPT-2's split, = the ``gpt2`` preset), or
+  ``Split(pattern, behavior="Isolated")`` then ``ByteLevel(use_regex=false)`` in a ``Sequence``
+  (GPT-NeoX, Llama-3, Qwen2 style), or ``ByteLevel(use_regex=false)`` alone (no split).
+  ``add_prefix_space`` must be false. Split patterns are rewritten between Oniguruma and
+  bytepair's dialect (:mod:`bytepair.formats._regex_dialect`).
+- ``model``: ``BPE`` with byte-level vocabulary and merges (either ``"a b"`` strings or
+  ``["a", "b"]`` pairs), ``ignore_merges`` either way, no dropout, no byte fallback, no
+  subword prefix or suffix.
+- ``added_tokens``: each becomes a special token (special or not in Hugging Face's sense; both
+  are split out of the text by Hugging Face, as bytepair does with ``allowed_special="all"``).
+  ``lstrip``/``rstrip``/``single_word`` must be false.
+- ``decoder``: ``ByteLevel`` (or ``null``). ``post_processor``: ``ByteLevel``,
+  ``TemplateProcessing`` or ``null`` are accepted and not applied: bytepair's ``encode`` is
+  Hugging Face's ``encode(text, add_special_tokens=False)``.
+
+Written files use ``ignore_merges=true`` for rank models (tiktoken: a piece that is a token is
+that token) and ``false`` for merge lists (a token is used only when the merges make it).
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from bytepair._atomic import write_atomic
+from bytepair import _core
+from bytepair.errors import BytepairError, BytepairWarning, FormatError
+from bytepair.formats import gpt2
+from bytepair.formats._regex_dialect import from_oniguruma, to_oniguruma
+from bytepair.patterns import PATTERNS
+from bytepair.tokenizer import ROLES, Tokenizer
+
+__all__ = ["from_hf_dict", "load_hf", "load_pretrained", "save_hf", "save_pretrained", "to_hf_dict"]
+
+_NORMALIZERS = {"NFC": "nfc", "NFD": "nfd", "NFKC": "nfkc", "NFKD": "nfkd", "Lowercase": "lowercase"}
+_NORMALIZER_TYPES = {v: k for k, v in _NORMALIZERS.items()}
+
+
+# ---------------------------------------------------------------------------------- reading
+
+
+def _type(node: Any, path: str, where: str) -> str:
+    if not isinstance(node, dict) or not isinstance(node.get("type"), str):
+        raise FormatError(f"{where}: {path} must be an object with a 'type'")
+    t: str = node["type"]
+    return t
+
+
+def _unsupported(where: str, path: str, what: str, why: str = "") -> FormatError:
+    return FormatError(f"{where}: {path}: {what} is not supported by bytepair" + (f" ({why})" if why else ""))
+
+
+def _normalization(node: Any, where: str) -> str | None:
+    if node is None:
+        return None
+    steps: list[str] = []
+    kind = _type(node, "normalizer", where)
+    items = [(node, "normalizer")]
+    if kind == "Sequence":
+        inner = node.get("normalizers")
+        if not isinstance(inner, list):
+            raise FormatError(f"{where}: normalizer.normalizers must be a list")
+        items = [(n, f"normalizer.normalizers[{k}]") for k, n in enumerate(inner)]
+    for n, path in items:
+        t = _type(n, path, where)
+        if t not in _NORMALIZERS:
+            raise _unsupported(where, path, t, f"supported: {', '.join(_NORMALIZERS)}")
+        steps.append(_NORMALIZERS[t])
+    return "+".join(steps) or None
+
+
+def _byte_level(node: dict[str, Any], path: str, where: str) -> bool:
+    """Checks a ByteLevel pre-tokenizer; returns its use_regex."""
+    if node.get("add_prefix_space", False):
+        raise _unsupported(where, f"{path}.add_prefix_space", "add_prefix_space=true")
+    return bool(node.get("use_regex", True))
+
+
+def _pattern(node: Any, where: str) -> str | None:
+    """The split pattern (bytepair dialect) of a pre_tokenizer."""
+    if node is None:
+        raise FormatError(f"{where}: pre_tokenizer is null; a byte-level BPE needs a ByteLevel pre-tokenizer")
+    kind = _type(node, "pre_tokenizer", where)
+    items = [(node, "pre_tokenizer")]
+    if kind == "Sequence":
+        inner = node.get("pretokenizers")
+        if not isinstance(inner, list):
+            raise FormatError(f"{where}: pre_tokenizer.pretokenizers must be a list")
+        items = [(n, f"pre_tokenizer.pretokenizers[{k}]") for k, n in enumerate(inner)]
+    pattern: str | None = None
+    seen_byte_level = False
+    for n, path in items:
+        t = _type(n, path, where)
+        if t == "Split":
+            if seen_byte_level or pattern is not None:
+                raise _unsupported(where, path, "a Split after another split or after ByteLevel")
+            rx = n.get("pattern")
+            if not isinstance(rx, dict) or not isinstance(rx.get("Regex", rx.get("String")), str):
+                raise FormatError(f"{where}: {path}.pattern must be {{'Regex': ...}} or {{'String': ...}}")
+            if n.get("behavior") != "Isolated":
+                raise _unsupported(where, f"{path}.behavior", repr(n.get("behavior")), "only 'Isolated' keeps all text")
+            if n.get("invert", False):
+                raise _unsupported(where, f"{path}.invert", "invert=true")
+            if "Regex" in rx:
+                onig = rx["Regex"]
+                pattern = next((name for name, p in PATTERNS.items() if to_oniguruma(p) == onig), None)
+                if pattern is None:
+                    try:
+                        pattern = from_oniguruma(onig)
+                    except FormatError as e:
+                        raise FormatError(f"{where}: {path}.pattern: {e}") from None
+            else:
+                import re
+
+                pattern = re.escape(rx["String"])
+        elif t == "ByteLevel":
+            if seen_byte_level:
+                raise _unsupported(where, path, "a second ByteLevel")
+            seen_byte_level = True
+            if _byte_level(n, path, where):
+                if pattern is not None:
+                    raise _unsupported(where, path, "ByteLevel(use_regex=true) after a Split")
+                pattern = "gpt2"
+        else:
+            raise _unsupported(where, path, t, "supported: ByteLevel, Split")
+    if not seen_byte_level:
+        raise FormatError(f"{where}: pre_tokenizer has no ByteLevel step; only byte-level BPE is supported")
+    return pattern
+
+
+def _check_model(model: Any, where: str) -> dict[str, Any]:
+    kind = _type(model, "model", where)
+    if kind == "WordPiece":
+        raise FormatError(
+            f"{where}: model is WordPiece; WordPiece files are read by bytepair.wordpiece, not as byte-level BPE"
+        )
+    if kind != "BPE":
+        raise _unsupported(where, "model", kind, "only BPE (byte-level)")
+    for key, ok in (
+        ("dropout", (None,)),
+        ("byte_fallback", (False, None)),
+        ("continuing_subword_prefix", (None, "")),
+        ("end_of_word_suffix", (None, "")),
+    ):
+        if model.get(key) not in ok:
+            raise _unsupported(where, f"model.{key}", repr(model.get(key)))
+    checked: dict[str, Any] = model
+    return checked
+
+
+def _merge_pairs(merges: Any, where: str) -> list[tuple[str, str]]:
+    if not isinstance(merges, list):
+        raise FormatError(f"{where}: model.merges must be a list")
+    out: list[tuple[str, str]] = []
+    for n, m in enumerate(merges):
+        if type(m) is list and len(m) == 2 and type(m[0]) is str and type(m[1]) is str:
+            out.append((m[0], m[1]))
+            continue
+        if isinstance(m, str):
+            parts = m.split(" ")
+            if len(parts) == 2 and parts[0] and parts[1]:
+                out.append((parts[0], parts[1]))
+                continue
+            raise FormatError(f"{where}: model.merges[{n}]: expected two tokens separated by one space, got {m!r:.80}")
+        raise FormatError(f"{where}: model.merges[{n}] must be 'a b' or ['a', 'b'], got {m!r:.80}")
+    return out
+
+
+def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str, str] | None = None) -> Tokenizer:
+    """A :class:`~bytepair.Tokenizer` from the parsed content of a ``tokenizer.json``."""
+    if not isinstance(doc, dict) or "model" not in doc:
+        raise FormatError(f"{where}: not a Hugging Face tokenizer.json (no 'model')")
+    model = _check_model(doc["model"], where)
+    normalization = _normalization(doc.get("normalizer"), where)
+    pattern = _pattern(doc.get("pre_tokenizer"), where)
+    decoder = doc.get("decoder")
+    if decoder is not None and _type(decoder, "decoder", where) != "ByteLevel":
+        raise _unsupported(where, "decoder", decoder["type"], "only ByteLevel")
+    post = doc.get("post_processor")
+    if post is not None and _type(post, "post_processor", where) not in ("ByteLevel", "TemplateProcessing"):
+        raise _unsupported(where, "post_processor", post["type"])
+    added = doc.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise FormatError(f"{where}: added_tokens must be a list")
+    specials: dict[str, int] = {}
+    for n, entry in enumerate(added):
+        path = f"added_tokens[{n}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
+            raise FormatError(f"{where}: {path} must be an object with a non-empty 'content'")
+        i = entry.get("id")
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+            raise FormatError(f"{where}: {path}.id must be an int in [0, 2**32), got {i!r}")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if entry.get(flag):
+                raise _unsupported(where, f"{path}.{flag}", f"{flag}=true")
+        text = entry["content"]
+        if text in specials and specials[text] != i:
+            raise FormatError(f"{where}: {path}: {text!r} is added twice, with ids {specials[text]} and {i}")
+        if i in specials.values() and specials.get(text) != i:
+            other = next(t for t, j in specials.items() if j == i)
+            raise FormatError(f"{where}: {path}: the id {i} is given to both {other!r} and {text!r}")
+        specials[text] = i
+    vocab_doc = model.get("vocab")
+    if not isinstance(vocab_doc, dict):
+        raise FormatError(f"{where}: model.vocab must be an object {{token: id}}")
+    # Added tokens may also sit in the model's vocabulary (GPT-2): they are special, not ordinary.
+    special_ids = set(specials.values())
+    ordinary = {t: i for t, i in vocab_doc.items() if i not in special_ids or t not in specials}
+    raw_merges = model.get("merges", [])
+    where_vocab = f"{where}: model.vocab"
+
+    def merge_name(n: int) -> str:
+        return f"{where}: model.merges[{n}]"
+
+    parsed = None
+    # Pairs (["a", "b"], today's layout) go to the parser as they are, for speed; any oddity
+    # (a pair of three, a number) is named by the checking pass below.
+    if isinstance(raw_merges, list) and raw_merges and {type(m) for m in raw_merges} == {list}:
+        try:
+            parsed = gpt2.parse(ordinary, raw_merges, where_vocab=where_vocab, merge_name=merge_name)
+        except FormatError:
+            if all(len(m) == 2 and type(m[0]) is str and type(m[1]) is str for m in raw_merges):
+                raise
+        except (TypeError, ValueError):
+            pass
+    if parsed is None:
+        parsed = gpt2.parse(ordinary, _merge_pairs(raw_merges, where), where_vocab=where_vocab, merge_name=merge_name)
+    vocab, merge_ids, more = parsed
+    for text, i in more.items():
+        raise FormatError(f"{where}: model.vocab[{text!r}] (id {i}) is not a byte-level token nor an added token")
+    for text, i in specials.items():
+        if i in vocab and vocab[i] != text.encode():
+            raise FormatError(
+                f"{where}: the added token {text!r} has the id {i}, which is the ordinary token {gpt2.bytes_to_unicode(vocab[i])!r}"
+            )
+    gpt2.check_special_ids(specials, len(vocab), f"{where}: added_tokens")
+    roles = {r: t for r, t in (roles or {}).items() if t in specials}
+    if model.get("ignore_merges") and merge_ids:
+        ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)
+        if ranked is not None:
+            return ranked
+    merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
+    try:
+        # ignore_merges (Llama-3, Qwen2): a piece that is a token is that token. bytepair uses a
+        # token by lookup only when the merges make it anyway; the tests compare with tokenizers.
+        tok = Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern, normalization=normalization, roles=roles)
+    except BytepairError as e:
+        raise FormatError(f"{where}: {e}") from None
+    if model.get("ignore_merges"):
+        _warn_unmade(tok, where)
+    return tok
+
+
+def _warn_unmade(tok: Tokenizer, where: str) -> None:
+    """With ``ignore_merges`` Hugging Face takes a piece that is a token as that token; bytepair
+    does so only when the merges make that token of its bytes. Tokens where the two differ
+    (a whole piece of the pattern that the merges make otherwise) get a warning naming them."""
+    texts: list[str] = []
+    ids: list[int] = []
+    for i, b in tok._vocab.items():
+        if len(b) > 1:
+            try:
+                texts.append(b.decode("utf-8"))  # a piece is text: only valid UTF-8 can be one
+            except UnicodeDecodeError:
+                continue
+            ids.append(i)
+    got = tok._core.encode_batch(texts, [], num_threads=None)
+    unmade = [
+        t for t, i, g in zip(texts, ids, got, strict=True)
+        if g != [i] and _core.split_pieces(t, tok.pattern) == [t]
+    ]
+    if unmade:
+        warnings.warn(
+            f"{where}: model.ignore_merges: {len(unmade)} token(s) that the merges do not make of their own "
+            f"bytes, first {unmade[0]!r}: Hugging Face encodes such a piece as that one token, bytepair by the merges",
+            BytepairWarning,
+            stacklevel=3,
+        )
+
+
+def _as_ranks(
+    vocab: dict[int, bytes],
+    merge_ids: list[tuple[int, int]],
+    specials: dict[str, int],
+    pattern: str | None,
+    normalization: str | None,
+    roles: Mapping[str, str],
+) -> Tokenizer | None:
+    """The rank model (tiktoken's) of a file whose merges are exactly what its ids say as
+    ranks (files converted from tiktoken, with ``ignore_merges``), else None."""
+    if sum(1 for b in vocab.values() if len(b) > 1) != len(merge_ids):
+        return None
+    try:
+        # Tokenizer._from_ranks, without turning the vocabulary into ranks and back.
+        tok = Tokenizer.__new__(Tokenizer)
+        tok._init(vocab, None, None, dict(specials), pattern, normalization, None, (), roles)
+        tok._check_roles(tok._roles)
+    except BytepairError:
+        return None
+    # The ranks' own merges come in id order of what they make; the same pairs in the same
+    # order means the file's merges are exactly the ranks'.
+    return tok if list(map(operator.itemgetter(0, 1), tok._core.rank_merges())) == merge_ids else None
+
+
+def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
+    """Reads a Hugging Face ``tokenizer.json``, or a model directory (see :func:`load_pretrained`)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return load_pretrained(path)
+    return from_hf_dict(gpt2.read_json(path), where=path)
+
+
+def _roles_of(directory: str) -> dict[str, str]:
+    """Roles named in special_tokens_map.json / tokenizer_config.json (``bos_token`` -> ``bos``)."""
+    roles: dict[str, str] = {}
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        p = os.path.join(directory, name)
+        if not os.path.exists(p):
+            continue
+        doc = gpt2.read_json(p)
+        if not isinstance(doc, dict):
+            raise FormatError(f"{p}: expected a JSON object")
+        for role in ROLES:
+            value = doc.get(f"{role}_token")
+            if isinstance(value, dict):
+                value = value.get("content")
+            if isinstance(value, str) and value:
+                roles[role] = value
+    return roles
+
+
+def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
+    """Reads a model directory: ``tokenizer.json`` if present, else ``vocab.json`` +
+    ``merges.txt``; special-token roles from ``tokenizer_config.json`` / ``special_tokens_map.json``."""
+    directory = os.fspath(directory)
+    roles = _roles_of(directory)
+    tj = os.path.join(directory, "tokenizer.json")
+    if os.path.exists(tj):
+        return from_hf_dict(gpt2.read_json(tj), where=tj, roles=roles)
+    vj, mt = os.path.join(directory, "vocab.json"), os.path.join(directory, "merges.txt")
+    if os.path.exists(vj) and os.path.exists(mt):
+        tok = gpt2.load_gpt2(vj, mt)
+        extra = _added_tokens_of(directory)
+        if extra or roles:
+            tok = tok.with_special_tokens({t: i for t, i in extra.items() if t not in tok.special_tokens})
+            roles = {r: t for r, t in roles.items() if t in tok.special_tokens}
+            if roles:
+                tok = tok.with_special_tokens(roles=roles)
+        return tok
+    raise FormatError(f"{directory}: no tokenizer.json, nor vocab.json and merges.txt")
+
+
+def _added_tokens_of(directory: str) -> dict[str, int]:
+    p = os.path.join(directory, "tokenizer_config.json")
+    if not os.path.exists(p):
+        return {}
+    doc = gpt2.read_json(p)
+    decoder = doc.get("added_tokens_decoder") if isinstance(doc, dict) else None
+    out: dict[str, int] = {}
+    if isinstance(decoder, dict):
+        for key, entry in decoder.items():
+            if isinstance(entry, dict) and isinstance(entry.get("content"), str) and key.isdigit():
+                out[entry["content"]] = int(key)
+    return out
+
+
+# ---------------------------------------------------------------------------------- writing
+
+
+def _added(tok: Tokenizer) -> list[dict[str, Any]]:
+    return [
+        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        for t, i in sorted(tok._special_tokens.items(), key=lambda kv: kv[1])
+    ]
+
+
+def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
+    """The content of a ``tokenizer.json`` that encodes and decodes as ``tok`` does."""
+    if not isinstance(tok, Tokenizer):
+        raise TypeError(f"expected a Tokenizer, not {type(tok).__name__}")
+    strings = gpt2.check_exportable(tok, "tokenizer.json")
+    normalizer: dict[str, Any] | None = None
+    if tok.normalization is not None:
+        steps = [{"type": _NORMALIZER_TYPES[s]} for s in tok.normalization.split("+")]
+        normalizer = steps[0] if len(steps) == 1 else {"type": "Sequence", "normalizers": steps}
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    pre: dict[str, Any]
+    if tok.pattern is None:
+        pre = byte_level
+    elif tok.pattern_name == "gpt2":
+        pre = {**byte_level, "use_regex": True}
+    else:
+        split = {"type": "Split", "pattern": {"Regex": to_oniguruma(tok.pattern)}, "behavior": "Isolated", "invert": False}
+        pre = {"type": "Sequence", "pretokenizers": [split, byte_level]}
+    # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
+    # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
+    vocab = gpt2.vocab_json(tok, strings)
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": _added(tok),
+        "normalizer": normalizer,
+        "pre_tokenizer": pre,
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": tok._merges is None,
+            "vocab": vocab,
+            "merges": [[strings[a], strings[b]] for a, b in gpt2.merge_ids(tok)],
+        },
+    }
+
+
+def save_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
+    """Writes ``tok`` as a Hugging Face ``tokenizer.json`` (atomically)."""
+    text = json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":")) + "\n"
+    write_atomic(path, text.encode("utf-8"))
+
+
+def save_pretrained(tok: Tokenizer, directory: str | os.PathLike[str]) -> list[str]:
+    """Writes the files a model repository holds, each atomically: ``tokenizer.json``,
+    ``vocab.json``, ``merges.txt``, ``special_tokens_map.json``, ``tokenizer_config.json``
+    (roles become ``bos_token``/``eos_token``/...). ``transformers.AutoTokenizer.from_pretrained``
+    loads the directory. Returns the paths written."""
+    directory = os.fspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    hf = to_hf_dict(tok)
+    roles = {f"{r}_token": t for r, t in tok.special_tokens_map.items()}
+    config: dict[str, Any] = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "model_max_length": 1_000_000_000_000_000_019_884_624_838_656,
+        "clean_up_tokenization_spaces": False,
+        "added_tokens_decoder": {str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in hf["added_tokens"]},
+        **roles,
+    }
+    files = {
+        "tokenizer.json": json.dumps(hf, ensure_ascii=False, separators=(",", ":")) + "\n",
+        "vocab.json": json.dumps(hf["model"]["vocab"], ensure_ascii=False) + "\n",
+        "merges.txt": "\n".join(["#version: 0.2", *(a + " " + b for a, b in hf["model"]["merges"])]) + "\n",
+        "special_tokens_map.json": json.dumps(roles, ensure_ascii=False, indent=2) + "\n",
+        "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+    }
+    written = []
+    for name, text in files.items():
+        p = os.path.join(directory, name)
+        write_atomic(p, text.encode("utf-8"))
+        written.append(p)
+    return written
