@@ -62,3 +62,8 @@ __all__ = [
     "train_from_counts",
     "train_from_iterator",
 ]
+
+# Corpus encoding (issue 11): token shards and their memory-mapped view.
+from bytepair.corpus import Shards, encode_corpus, open_shards  # noqa: E402
+
+__all__ += ["Shards", "encode_corpus", "open_shards"]

@@ -30,6 +30,11 @@ __all__ = ["COMMANDS", "main"]
 
 COMMANDS: tuple[ModuleType, ...] = (train, encode, decode, show)
 
+# Corpus encoding (issue 11): encode-corpus and count.
+from bytepair.cli import count, encode_corpus  # noqa: E402
+
+COMMANDS += (encode_corpus, count)
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -1,0 +1,65 @@
+"""``manifest.json``: what an output directory holds and how it was made, checked on resume.
+
+The manifest lists the inputs (path, size, mtime), the tokenizer's hash, the options, and each
+finished shard (its files' sizes and sha256, its tokens and documents, and where the next shard
+starts in the input: document index and tokens already written of that document). It is
+rewritten atomically after every shard, so it always describes shards that are complete on
+disk. Its own ``manifest_sha256`` (over the rest of it) catches hand edits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from bytepair._atomic import write_atomic
+from bytepair.errors import CorpusError
+
+if TYPE_CHECKING:
+    from bytepair.tokenizer import Tokenizer
+
+NAME = "manifest.json"
+FORMAT = "bytepair-shards"
+VERSION = 1
+
+
+def tokenizer_hash(tok: Tokenizer) -> str:
+    """sha256 of everything that decides the ids (vocabulary, merges, pattern, normalization,
+    special tokens), not of how the tokenizer was trained."""
+    from bytepair._fileformat import to_dict
+
+    doc = to_dict(tok)
+    doc.pop("training", None)
+    doc.pop("bytepair_version", None)
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _body_hash(doc: dict[str, Any]) -> str:
+    rest = {k: v for k, v in doc.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def write(outdir: str, doc: dict[str, Any]) -> None:
+    doc["manifest_sha256"] = _body_hash(doc)
+    write_atomic(os.path.join(outdir, NAME), (json.dumps(doc, indent=1) + "\n").encode())
+
+
+def read(outdir: str) -> dict[str, Any] | None:
+    """The manifest of ``outdir``, checked against its own hash; ``None`` if there is none."""
+    path = os.path.join(outdir, NAME)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CorpusError(f"{path} is not a valid manifest ({e}); pass --overwrite to start again") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise CorpusError(f"{path} is not a bytepair shard manifest; pass --overwrite to start again")
+    if doc.get("version") != VERSION:
+        raise CorpusError(f"{path}: unknown manifest version {doc.get('version')!r}")
+    if doc.get("manifest_sha256") != _body_hash(doc):
+        raise CorpusError(f"{path} was edited (its sha256 does not match); pass --overwrite to start again")
+    return doc
