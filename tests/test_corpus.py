@@ -254,3 +254,20 @@ def test_cli_encode_corpus_and_count(tmp_path: Path, gpt2: Tokenizer, corpus: An
     assert lines[1].split()[0] == f"{per_file[0]:,}" and lines[2].split()[0] == f"{per_file[1]:,}"
     want_total = sum(len(gpt2.encode_ordinary(d)) for d in docs)
     assert lines[-1].split()[0] == f"{want_total:,}" and lines[-1].endswith("total")
+
+
+def test_parquet_rows_are_documents(tmp_path: Path, gpt2: Tokenizer) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = ["first row", None, "second, longer row " * 50, "", "third"]
+    pq.write_table(pa.table({"id": list(range(5)), "content": rows}), tmp_path / "t.parquet", row_group_size=2)
+    with pytest.raises(CorpusError, match="no column 'text'.*content"):
+        bytepair.encode_corpus(gpt2, [str(tmp_path / "t.parquet")], tmp_path / "o")
+    bytepair.encode_corpus(gpt2, [str(tmp_path / "t.parquet")], tmp_path / "o", text_field="content")
+    eot = gpt2.special_tokens["<|endoftext|>"]
+    want = [[eot] + gpt2.encode_ordinary(r) for r in rows if r]
+    assert [d.tolist() for d in bytepair.open_shards(tmp_path / "o").documents()] == want
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(CorpusError, match="bad.parquet: not a readable Parquet file"):
+        bytepair.encode_corpus(gpt2, [str(tmp_path / "bad.parquet")], tmp_path / "o3")
