@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
-import json, os, resource, sys, time, shutil
+import json, os, sys, time, shutil
 import numpy as np
 what, path, enc, threads, rank_file, out = sys.argv[1:7]
 threads = int(threads)
@@ -64,7 +64,8 @@ elif what == "corpus":
     res["first"] = size / s / 1e6
     res["tokens"] = doc["tokens"]
     shutil.rmtree(out, ignore_errors=True)
-res["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec, so a child would report its parent's peak.
+res["rss_mb"] = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) / 1024
 print(json.dumps(res))
 """
 

@@ -201,6 +201,8 @@ def test_no_eot_token_is_a_clear_error(tmp_path: Path, corpus: Any) -> None:
 
 KILL_SCRIPT = """
 import sys, bytepair
+from bytepair.corpus import encode as e
+e.STREAM_BYTES, e.BLOCK_CHARS = 5000, 3000  # the text file is then read in pieces
 bytepair.encode_corpus("gpt2", sys.argv[1:-1], sys.argv[-1], shard_tokens=997, batch_bytes=4000,
                        num_threads=2, progress=False)
 """
@@ -210,8 +212,15 @@ def _files(d: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
 
 
-def test_killed_runs_resume_to_identical_bytes(tmp_path: Path, gpt2: Tokenizer, corpus: Any) -> None:
+def test_killed_runs_resume_to_identical_bytes(tmp_path: Path, gpt2: Tokenizer, corpus: Any, monkeypatch: Any) -> None:
+    from bytepair.corpus import encode as e
+
+    monkeypatch.setattr(e, "STREAM_BYTES", 5000)  # as in KILL_SCRIPT
+    monkeypatch.setattr(e, "BLOCK_CHARS", 3000)
     inputs, _ = corpus
+    big = tmp_path / "big.txt"
+    big.write_text(_sample()[:50_000], encoding="utf-8")
+    inputs = [inputs[0], str(big), *inputs[1:]]
     whole = tmp_path / "whole"
     bytepair.encode_corpus(gpt2, inputs, whole, shard_tokens=997, batch_bytes=4000, num_threads=2, progress=False)
     n_shards = len(json.loads((whole / "manifest.json").read_text())["shards"])
@@ -271,3 +280,43 @@ def test_parquet_rows_are_documents(tmp_path: Path, gpt2: Tokenizer) -> None:
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(CorpusError, match="bad.parquet: not a readable Parquet file"):
         bytepair.encode_corpus(gpt2, [str(tmp_path / "bad.parquet")], tmp_path / "o3")
+
+
+@pytest.mark.parametrize("fmt", ["llmc", "megatron", "npy"])
+def test_large_text_files_are_read_in_pieces_with_the_same_ids(
+    tmp_path: Path, gpt2: Tokenizer, corpus: Any, monkeypatch: Any, fmt: str
+) -> None:
+    from bytepair.corpus import encode as e
+
+    inputs, docs = corpus
+    big_text = _sample()[:80_000] + "tail without newline"
+    with gzip.open(tmp_path / "big.txt.gz", "wt", encoding="utf-8") as f:
+        f.write(big_text)
+    (tmp_path / "big2.txt").write_text(big_text[:30_000], encoding="utf-8")
+    inputs = [inputs[0], str(tmp_path / "big.txt.gz"), inputs[1], str(tmp_path / "big2.txt")]
+    whole = bytepair.encode_corpus(gpt2, inputs, tmp_path / "whole", format=fmt, shard_tokens=3000, batch_bytes=9000)
+    monkeypatch.setattr(e, "STREAM_BYTES", 1000)
+    monkeypatch.setattr(e, "BLOCK_CHARS", 2048)
+    pieces = bytepair.encode_corpus(gpt2, inputs, tmp_path / "pieces", format=fmt, shard_tokens=3000, batch_bytes=9000)
+    shards = _files(tmp_path / "pieces")
+    # Same shards; only the manifest's resume positions (counted in pieces) differ.
+    assert shards.pop("manifest.json") != b"" and shards == {
+        k: v for k, v in _files(tmp_path / "whole").items() if k != "manifest.json"
+    }
+    assert [s["files"] for s in pieces["shards"]] == [s["files"] for s in whole["shards"]]
+    assert pieces["documents"] == whole["documents"] == len(docs[:1]) + 1 + len(docs[1:80]) + 1
+    eot = gpt2.special_tokens["<|endoftext|>"]
+    shown = [d.tolist() for d in bytepair.open_shards(tmp_path / "pieces").documents()]
+    body = gpt2.encode_ordinary(big_text)
+    assert (body + [eot] if fmt == "megatron" else [eot] + body) in shown
+
+
+def test_large_text_file_bad_utf8_offset(tmp_path: Path, gpt2: Tokenizer, monkeypatch: Any) -> None:
+    from bytepair.corpus import encode as e
+
+    monkeypatch.setattr(e, "STREAM_BYTES", 1000)
+    monkeypatch.setattr(e, "BLOCK_CHARS", 2048)
+    bad = tmp_path / "big.txt"
+    bad.write_bytes(b"ok line\n" * 1000 + b"\xff" + b"more\n" * 10)
+    with pytest.raises(CorpusError, match=r"big\.txt: not valid UTF-8 at byte offset 8000"):
+        bytepair.encode_corpus(gpt2, [str(bad)], tmp_path / "o")

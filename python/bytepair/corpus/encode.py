@@ -82,14 +82,88 @@ def _sources(inputs: Any, text_field: str) -> Source:
     return Source(inputs, text_field=text_field)
 
 
-def _documents(files: list[SourceFile], text_field: str, errors: str) -> Iterator[tuple[str, int]]:
-    """Non-empty documents in order, each with the index of its file."""
+# A plain-text file larger than this is read in blocks and encoded in pieces ("units") cut
+# where the tokenizer's split pattern ends a piece on its own (`safe_prefix`), so that memory
+# stays bounded for one huge document and the ids are those of the whole text.
+STREAM_BYTES = 32 << 20
+BLOCK_CHARS = 8 << 20
+
+
+class Unit:
+    """A document, or a piece of one: its text and whether it starts / ends the document."""
+
+    __slots__ = ("end", "start", "text")
+
+    def __init__(self, text: str, start: bool = True, end: bool = True) -> None:
+        self.text, self.start, self.end = text, start, end
+
+
+def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer) -> Iterator[tuple[Unit, int]]:
+    """Non-empty documents (or pieces of large text files) in order, each with its file's index."""
     from bytepair.sources import documents
 
     for k, f in enumerate(files):
+        if f.size > STREAM_BYTES and not f.jsonl and not f.parquet and tok._normalize is None:
+            for unit in _stream_text(f, errors, tok):
+                yield unit, k
+            continue
         for doc in documents(f, text_field=text_field, errors=errors):
             if doc:
-                yield doc, k
+                yield Unit(doc), k
+
+
+def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
+    """One large text file as units of a few MB, cut at independent cuts (same ids as whole)."""
+    import codecs
+
+    from bytepair.sources import DECOMPRESS_ERRORS, decompress_error, open_stream, utf8_error
+
+    decoder = codecs.getincrementaldecoder("utf-8")("bytepair.replace" if errors == "replace" else "strict")
+    held: Unit | None = None  # one unit behind, to mark the last one as the document's end
+    buf = ""
+    offset = 0
+    with open(f.path, "rb") as raw:
+        stream = open_stream(f, raw)
+        while True:
+            try:
+                block = stream.read(BLOCK_CHARS)
+            except DECOMPRESS_ERRORS as e:
+                raise decompress_error(f, e) from None
+            pending = len(decoder.getstate()[0])
+            try:
+                buf += decoder.decode(block, final=not block)
+            except UnicodeDecodeError as e:
+                raise utf8_error(f, offset - pending + e.start) from None
+            offset += len(block)
+            if not block:
+                break
+            if len(buf) < BLOCK_CHARS:
+                continue
+            cut = tok._core.safe_prefix(buf)
+            if cut > 0:
+                if held is not None:
+                    yield held
+                held = Unit(buf[:cut], start=held is None, end=False)
+                buf = buf[cut:]
+    if buf:
+        if held is not None:
+            yield held
+        yield Unit(buf, start=held is None, end=True)
+    elif held is not None:
+        held.end = True
+        yield held
+
+
+def _add_separators(
+    ids: NDArray[Any], offsets: NDArray[np.int64], units: list[Unit], eot: int, prepend: bool
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """Puts ``eot`` before each unit that starts a document (or after each that ends one)."""
+    flags = np.array([u.start if prepend else u.end for u in units], dtype=bool)
+    at = offsets[:-1][flags] if prepend else offsets[1:][flags]
+    out = np.insert(ids, at, np.asarray(eot, dtype=ids.dtype))
+    # Each unit moves by the separators inserted before it (its own one included when prepended).
+    new_offsets = offsets + np.concatenate([[0], np.cumsum(flags)]).astype(np.int64)
+    return out, new_offsets
 
 
 class _Progress:
@@ -222,30 +296,37 @@ def encode_corpus(
     Replaced.count = 0
     state = _Writer(out, format, itemsize, shard_tokens, doc)
 
-    def encode(texts: list[str]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    def encode(units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        texts = [u.text for u in units]
         if tok._normalize is not None:
             texts = [tok._normalize(t) for t in texts]
-        return encode_documents(tok, texts, allowed=[], dt=dt, separator=separator, num_threads=num_threads)
+        whole = all(u.start and u.end for u in units)
+        ids, offsets = encode_documents(
+            tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
+        )
+        if not whole and separator is not None:
+            ids, offsets = _add_separators(ids, offsets, units, *separator)
+        return ids, offsets
 
     done_files = 0
     read_bytes = 0
 
-    def batches() -> Iterator[tuple[int, list[str]]]:
+    def batches() -> Iterator[tuple[int, list[Unit]]]:
         nonlocal done_files, read_bytes
         index = 0
-        batch: list[str] = []
+        batch: list[Unit] = []
         first = start_doc
         size = 0
-        for text, k in _documents(files, source.text_field, errors):
+        for unit, k in _units(files, source.text_field, errors, tok):
             if k > done_files:
                 done_files = k
                 read_bytes = sum(f.size for f in files[:k])
+            read_bytes += len(unit.text)
             if index < start_doc:
                 index += 1
                 continue
-            batch.append(text)
-            size += len(text)
-            read_bytes += len(text)
+            batch.append(unit)
+            size += len(unit.text)
             index += 1
             if size >= batch_bytes:
                 yield first, batch
@@ -255,20 +336,19 @@ def encode_corpus(
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-encode")
     try:
-        pending: Future[tuple[NDArray[Any], NDArray[np.int64]]] | None = None
-        pending_first = 0
+        pending: tuple[Future[tuple[NDArray[Any], NDArray[np.int64]]], int, list[Unit]] | None = None
         skip = start_skip
-        for first, texts in batches():
-            job = pool.submit(encode, texts)
+        for first, units in batches():
+            job = pool.submit(encode, units)
             if pending is not None:
-                ids, offsets = pending.result()
-                state.add(ids, offsets, pending_first, skip)
+                ids, offsets = pending[0].result()
+                state.add(ids, offsets, pending[1], pending[2], skip)
                 skip = 0
                 meter.update(min(read_bytes, total_bytes), state.written)
-            pending, pending_first = job, first
+            pending = (job, first, units)
         if pending is not None:
-            ids, offsets = pending.result()
-            state.add(ids, offsets, pending_first, skip)
+            ids, offsets = pending[0].result()
+            state.add(ids, offsets, pending[1], pending[2], skip)
         state.finish(replaced=Replaced.count)
         meter.update(total_bytes, state.written, final=True)
     except BaseException:
@@ -346,40 +426,49 @@ class _Writer:
         self.shard: formats.ShardWriter | None = None
         self.shard_docs = 0
         self.written = 0
+        self.doc_len = 0  # Megatron: tokens so far of a document written in several units
 
-    def add(self, ids: NDArray[Any], offsets: NDArray[np.int64], first_doc: int, skip: int) -> None:
-        """Adds the ids of documents ``first_doc...`` (document ``i`` - ``first_doc`` at
-        ``ids[offsets[i]:offsets[i+1]]``), less the first ``skip`` tokens."""
+    def add(self, ids: NDArray[Any], offsets: NDArray[np.int64], first: int, units: list[Unit], skip: int) -> None:
+        """Adds the ids of units ``first...`` (unit ``i - first`` at ``ids[offsets[i]:offsets[i+1]]``,
+        a document or a piece of one), less the first ``skip`` tokens."""
         n = len(ids)
         starts = offsets[:-1]
+        doc_starts = np.array([u.start for u in units], dtype=bool)
+        doc_ends = np.array([u.end for u in units], dtype=bool)
         pos = skip
-        # Documents counted where they start; the first one started in an earlier shard if skipped into.
-        counted_from = 1 if skip else 0
         while pos < n:
             if self.shard is None:
                 index = len(self.doc["shards"])
                 self.shard = formats.ShardWriter(self.out, self.fmt, self.itemsize, index, self.shard_tokens)
                 self.shard_docs = 0
             room = self.shard_tokens - self.shard.tokens
-            if self.fmt == "megatron":
-                ends = offsets[1:]
-                k = int(np.searchsorted(ends, pos + room, side="left"))
+            if self.fmt == "megatron":  # whole documents only: end at a document's end
+                ends = offsets[1:][doc_ends]
+                # (room < 1 when a document written in pieces has already filled the shard)
+                k = int(np.searchsorted(ends, pos + max(room, 1), side="left"))
                 end = int(ends[k]) if k < len(ends) else n
+                closable = k < len(ends)  # a Megatron shard never ends inside a document
             else:
                 end = min(n, pos + room)
+                closable = True
             self._write(ids[pos:end])
-            lo = max(int(np.searchsorted(starts, pos, side="left")), counted_from)
+            # Documents are counted where they start (a unit skipped into started earlier).
+            lo = int(np.searchsorted(starts, pos, side="left"))
             hi = int(np.searchsorted(starts, end, side="left"))
-            self.shard_docs += max(hi - lo, 0)
+            self.shard_docs += int(doc_starts[lo:hi].sum())
             if self.fmt == "megatron":
-                self.shard.lengths.extend(np.diff(offsets[lo : hi + 1]).tolist())
+                for i in range(lo, hi):
+                    self.doc_len += int(offsets[i + 1] - offsets[i])
+                    if doc_ends[i]:
+                        self.shard.lengths.append(self.doc_len)
+                        self.doc_len = 0
             pos = end
-            if self.shard.tokens >= self.shard_tokens:
+            if closable and self.shard.tokens >= self.shard_tokens:
                 if pos < n:
                     d = int(np.searchsorted(offsets, pos, side="right")) - 1
-                    nxt = (first_doc + d, pos - int(offsets[d]) + (skip if d == 0 else 0))
+                    nxt = (first + d, pos - int(offsets[d]) + (skip if d == 0 else 0))
                 else:
-                    nxt = (first_doc + len(starts), 0)
+                    nxt = (first + len(starts), 0)
                 self._close(nxt, complete=False)
 
     def _write(self, ids: NDArray[Any]) -> None:
