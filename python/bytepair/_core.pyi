@@ -133,3 +133,13 @@ class Encoder:
         replace_errors: bool = False,
         num_threads: int | None = None,
     ) -> tuple[bytearray, bytearray, int]: ...
+    def encode_file_ranges(
+        self,
+        ranges: list[tuple[str, int, int]],
+        allowed: list[int],
+        *,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        replace_errors: bool = False,
+        num_threads: int | None = None,
+    ) -> tuple[bytearray, bytearray, int]: ...

@@ -230,6 +230,46 @@ pub fn utf8_text(bytes: Vec<u8>, source: &str, replace: bool) -> Result<(String,
     }
 }
 
+/// Reads byte ranges `[start, end)` of files (one range per thread; `end` past the file's end
+/// reads to its end) as text, as `utf8_text` does, naming the file and its offset in errors.
+/// Corpus encoding cuts a large file into ranges at independent cuts (`count::file_cuts`),
+/// always just after a newline, so no character and no invalid sequence spans two ranges.
+pub fn read_ranges(
+    ranges: &[(String, u64, u64)],
+    replace: bool,
+    threads: usize,
+) -> Result<(Vec<String>, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let one = |(p, start, end): &(String, u64, u64)| -> Result<(String, u64)> {
+        let io = |error| Error::Io {
+            source: p.clone(),
+            error,
+        };
+        let mut file = std::fs::File::open(p).map_err(io)?;
+        file.seek(SeekFrom::Start(*start)).map_err(io)?;
+        let mut bytes = Vec::new();
+        file.take(end.saturating_sub(*start))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        match utf8_text(bytes, p, replace) {
+            Err(Error::Utf8 { source, offset }) => Err(Error::Utf8 {
+                source,
+                offset: offset + start,
+            }),
+            other => other,
+        }
+    };
+    let read: Vec<(String, u64)> = crate::threads::run(threads, || {
+        if threads == 1 {
+            ranges.iter().map(one).collect::<Result<_>>()
+        } else {
+            ranges.par_iter().map(one).collect::<Result<_>>()
+        }
+    })??;
+    let replaced = read.iter().map(|r| r.1).sum();
+    Ok((read.into_iter().map(|r| r.0).collect(), replaced))
+}
+
 /// Reads the files (one per thread) as text, as `utf8_text` does; returns the texts and the
 /// total number of replacements.
 pub fn read_texts(paths: &[String], replace: bool, threads: usize) -> Result<(Vec<String>, u64)> {
@@ -343,5 +383,21 @@ mod tests {
         let (text, n) = utf8_text(bad.clone(), "f.txt", true).unwrap();
         assert_eq!(text, String::from_utf8_lossy(&bad));
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn ranges_read_their_bytes_and_name_the_file_offset() {
+        let dir = std::env::temp_dir().join(format!("bytepair-arrays-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.txt");
+        std::fs::write(&path, b"line one\nline \xff two\n").unwrap();
+        let p = path.to_string_lossy().to_string();
+        let (texts, _) = read_ranges(&[(p.clone(), 0, 9), (p.clone(), 17, u64::MAX)], false, 2).unwrap();
+        assert_eq!(texts, vec!["line one\n".to_string(), "wo\n".to_string()]);
+        match read_ranges(&[(p.clone(), 9, 30)], false, 1) {
+            Err(Error::Utf8 { offset, .. }) => assert_eq!(offset, 14),
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,7 +14,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList};
 use rayon::prelude::*;
 
-use crate::arrays::{read_texts, Parts, Separator, Width};
+use crate::arrays::{read_ranges, read_texts, Parts, Separator, Width};
 use crate::count::{merge_weighted, PieceCounter, PieceMap, SpecialSplitter};
 use crate::encode::{Bpe, Encoder, Parallel};
 use crate::error::Error;
@@ -986,6 +986,35 @@ impl PyEncoder {
         let (parts, replaced) = py
             .detach(|| {
                 let (texts, replaced) = read_texts(&paths, replace_errors, par.threads)?;
+                let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+                let parts = self.inner.encode_parts(&refs, &allowed, separator, par)?;
+                Ok((parts, replaced))
+            })
+            .map_err(to_py)?;
+        let (ids, offsets) = flat_bytes(py, &parts, width, par.threads)?;
+        Ok((ids, offsets, replaced))
+    }
+
+    /// `encode_files` over byte ranges (path, start, end) of files, each range one text
+    /// (corpus encoding cuts large files into ranges at independent cuts).
+    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_file_ranges<'py>(
+        &self,
+        py: Python<'py>,
+        ranges: Vec<(String, u64, u64)>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, u64)> {
+        let par = parallel(num_threads, None)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let (parts, replaced) = py
+            .detach(|| {
+                let (texts, replaced) = read_ranges(&ranges, replace_errors, par.threads)?;
                 let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
                 let parts = self.inner.encode_parts(&refs, &allowed, separator, par)?;
                 Ok((parts, replaced))

@@ -90,12 +90,18 @@ BLOCK_CHARS = 8 << 20
 
 
 class Unit:
-    """A document, or a piece of one: its text and whether it starts / ends the document."""
+    """A document, or a piece of one: its text (or a byte range of a file, read in Rust) and
+    whether it starts / ends the document."""
 
-    __slots__ = ("end", "start", "text")
+    __slots__ = ("end", "range", "start", "text")
 
-    def __init__(self, text: str, start: bool = True, end: bool = True) -> None:
-        self.text, self.start, self.end = text, start, end
+    def __init__(
+        self, text: str, start: bool = True, end: bool = True, range: tuple[str, int, int] | None = None
+    ) -> None:
+        self.text, self.start, self.end, self.range = text, start, end, range
+
+    def size(self) -> int:
+        return self.range[2] - self.range[1] if self.range is not None else len(self.text)
 
 
 def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer) -> Iterator[tuple[Unit, int]]:
@@ -104,12 +110,30 @@ def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer
 
     for k, f in enumerate(files):
         if f.size > STREAM_BYTES and not f.jsonl and not f.parquet and tok._normalize is None:
-            for unit in _stream_text(f, errors, tok):
-                yield unit, k
+            if f.compression is None and errors == "strict":
+                for unit in _file_ranges(f, tok):
+                    yield unit, k
+            else:
+                for unit in _stream_text(f, errors, tok):
+                    yield unit, k
             continue
         for doc in documents(f, text_field=text_field, errors=errors):
             if doc:
                 yield Unit(doc), k
+
+
+def _file_ranges(f: SourceFile, tok: Tokenizer) -> Iterator[Unit]:
+    """A large uncompressed text file as byte ranges of about ``BLOCK_CHARS`` bytes, cut at
+    independent cuts (``_core.file_cuts``, the cuts distributed training uses): Rust reads and
+    checks each range on the encoding threads, so this thread never touches the text."""
+    from bytepair import _core
+
+    targets = list(range(BLOCK_CHARS, f.size, BLOCK_CHARS))
+    cuts = _core.file_cuts(f.path, tok._core.pattern, list(tok.special_tokens), targets)
+    bounds = sorted({0, f.size, *(c for c in cuts if 0 < c < f.size)})
+    pairs = list(zip(bounds[:-1], bounds[1:]))
+    for i, (a, b) in enumerate(pairs):
+        yield Unit("", start=i == 0, end=i == len(pairs) - 1, range=(f.path, a, b))
 
 
 def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
@@ -297,10 +321,20 @@ def encode_corpus(
     state = _Writer(out, format, itemsize, shard_tokens, doc)
 
     def encode(units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        whole = all(u.start and u.end for u in units)
+        if units[0].range is not None:  # byte ranges of a large file, read in Rust
+            ranges = [u.range for u in units if u.range is not None]
+            raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(
+                ranges, [], width=dt.itemsize, num_threads=num_threads
+            )
+            ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
+            offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
+            if separator is not None:
+                ids, offsets = _add_separators(ids, offsets, units, *separator)
+            return ids, offsets
         texts = [u.text for u in units]
         if tok._normalize is not None:
             texts = [tok._normalize(t) for t in texts]
-        whole = all(u.start and u.end for u in units)
         ids, offsets = encode_documents(
             tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
         )
@@ -321,12 +355,15 @@ def encode_corpus(
             if k > done_files:
                 done_files = k
                 read_bytes = sum(f.size for f in files[:k])
-            read_bytes += len(unit.text)
+            read_bytes += unit.size()
             if index < start_doc:
                 index += 1
                 continue
+            if batch and (batch[-1].range is None) != (unit.range is None):
+                yield first, batch  # a batch is all texts or all file ranges
+                first, batch, size = index, [], 0
             batch.append(unit)
-            size += len(unit.text)
+            size += unit.size()
             index += 1
             if size >= batch_bytes:
                 yield first, batch

