@@ -119,6 +119,8 @@ def main() -> None:
     size = args.corpus.stat().st_size
     print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), {args.encoding}; MB/s, fresh process per row")
     print(f"{'threads':>7} {'what':<34} {'first':>8} {'warm':>8}  ratio to gigatoken first / warm")
+    jsonl = tmp / "all.jsonl"
+    jsonl_copy(args.corpus, jsonl, size)
     for n in args.threads:
         giga = child("gigatoken", args.corpus, args.encoding, n, str(rank_file), "") if have_giga else None
         if giga is not None:
@@ -128,8 +130,10 @@ def main() -> None:
             ("corpus", "bytepair encode-corpus (llmc shards)"),
             ("lists", "bytepair encode_batch (lists)"),
         ]
+        rows.append(("corpus-jsonl", "bytepair encode-corpus, JSON lines"))
         for what, label in rows:
-            r = child(what, args.corpus, args.encoding, n, str(rank_file), str(tmp / "out"))
+            path = jsonl if what == "corpus-jsonl" else args.corpus
+            r = child(what.removesuffix("-jsonl"), path, args.encoding, n, str(rank_file), str(tmp / "out"))
             warm = f"{r['warm']:8.1f}" if "warm" in r else f"{'-':>8}"
             ratio = ""
             if giga is not None:
