@@ -320,3 +320,36 @@ def test_large_text_file_bad_utf8_offset(tmp_path: Path, gpt2: Tokenizer, monkey
     bad.write_bytes(b"ok line\n" * 1000 + b"\xff" + b"more\n" * 10)
     with pytest.raises(CorpusError, match=r"big\.txt: not valid UTF-8 at byte offset 8000"):
         bytepair.encode_corpus(gpt2, [str(bad)], tmp_path / "o")
+
+
+def test_a_full_disk_leaves_the_last_shard_and_resumes(tmp_path: Path, gpt2: Tokenizer, corpus: Any, monkeypatch: Any) -> None:
+    import errno
+
+    from bytepair.corpus import formats
+
+    inputs, _ = corpus
+    whole = tmp_path / "whole"
+    bytepair.encode_corpus(gpt2, inputs, whole, shard_tokens=1500, batch_bytes=5000)
+    real = formats.ShardWriter.write
+    calls = {"n": 0}
+
+    def full(self: Any, ids: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 7:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, ids)
+
+    monkeypatch.setattr(formats.ShardWriter, "write", full)
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match="No space left") as info:
+        bytepair.encode_corpus(gpt2, inputs, out, shard_tokens=1500, batch_bytes=5000)
+    assert info.value.filename is not None and "shard_" in info.value.filename
+    assert not [n for n in os.listdir(out) if n.endswith(".tmp")]  # nothing half-written left
+    monkeypatch.setattr(formats.ShardWriter, "write", real)
+    bytepair.encode_corpus(gpt2, inputs, out, shard_tokens=1500, batch_bytes=5000)
+    assert _files(out) == _files(whole)
+
+
+def test_documents_in_memory_are_refused_with_a_hint(tmp_path: Path, gpt2: Tokenizer) -> None:
+    with pytest.raises(BytepairError, match=r"write documents held in memory to a \.jsonl"):
+        bytepair.encode_corpus(gpt2, bytepair.Source(texts=["a", "b"]), tmp_path / "o")

@@ -284,6 +284,11 @@ def encode_corpus(
     eot_id = _eot(tok, eot)
     separator = None if eot_id is None else (eot_id, position == "prepend")
     source = _sources(inputs, text_field)
+    if source.texts is not None:
+        raise BytepairError(
+            "encode_corpus reads files (so that a stopped run can resume and its inputs be checked); "
+            "write documents held in memory to a .jsonl file first"
+        )
     files = resolve(source, strict=errors == "strict")
     out = os.fspath(outdir)
 
