@@ -23,6 +23,8 @@ from types import ModuleType
 
 import bytepair
 from bytepair.cli import decode, encode, show, train
+from bytepair.cli import compare, report, stats, sweep, viz  # issue 12: analysis and views
+from bytepair.cli import count, encode_corpus  # issue 11: corpus encoding
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
@@ -30,10 +32,13 @@ __all__ = ["COMMANDS", "main"]
 
 COMMANDS: tuple[ModuleType, ...] = (train, encode, decode, show)
 
-# Corpus encoding (issue 11): encode-corpus and count.
-from bytepair.cli import count, encode_corpus  # noqa: E402
+# --- issue 12: analysis and views (stats, sweep, compare, viz, report) ---
+COMMANDS += (viz, stats, sweep, compare, report)
+# --- end issue 12 ---
 
+# --- issue 11: corpus encoding (encode-corpus, count) ---
 COMMANDS += (encode_corpus, count)
+# --- end issue 11 ---
 
 
 def _parser() -> argparse.ArgumentParser:
