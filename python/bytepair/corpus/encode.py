@@ -178,6 +178,36 @@ def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
         yield held
 
 
+def encode_units(
+    tok: Tokenizer,
+    units: list[Unit],
+    dt: np.dtype[Any],
+    separator: tuple[int, bool] | None,
+    num_threads: int | None,
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """The ids of a batch of units (all texts, or all file ranges) with their separators."""
+    from bytepair.arrays import encode_documents
+
+    whole = all(u.start and u.end for u in units)
+    if units[0].range is not None:  # byte ranges of a large file, read in Rust
+        ranges = [u.range for u in units if u.range is not None]
+        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(ranges, [], width=dt.itemsize, num_threads=num_threads)
+        ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
+        offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
+        if separator is not None:
+            ids, offsets = _add_separators(ids, offsets, units, *separator)
+        return ids, offsets
+    texts = [u.text for u in units]
+    if tok._normalize is not None:
+        texts = [tok._normalize(t) for t in texts]
+    ids, offsets = encode_documents(
+        tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
+    )
+    if not whole and separator is not None:
+        ids, offsets = _add_separators(ids, offsets, units, *separator)
+    return ids, offsets
+
+
 def _add_separators(
     ids: NDArray[Any], offsets: NDArray[np.int64], units: list[Unit], eot: int, prepend: bool
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
@@ -235,6 +265,8 @@ def encode_corpus(
     overwrite: bool = False,
     progress: bool | None = None,
     batch_bytes: int = 16 << 20,
+    backend: str = "local",
+    client: Any = None,
 ) -> dict[str, Any]:
     """Encodes a corpus into token shards in ``outdir`` and returns the manifest.
 
@@ -258,8 +290,13 @@ def encode_corpus(
     tokenizer, other options or changed inputs is refused unless ``overwrite=True``; a shard
     or manifest edited since is detected by its sha256. ``errors="replace"`` turns bytes that
     are not UTF-8 into U+FFFD (counted in the manifest's ``replaced``) instead of failing.
+
+    ``backend="dask"`` with ``client=distributed.Client(...)``: the workers encode one input
+    file per task into temporary files in ``outdir`` (which they must see, e.g. a shared file
+    system); this process then cuts them into shards exactly as a local run does, so the
+    output is byte-identical to ``backend="local"`` (``errors="strict"`` only).
     """
-    from bytepair.arrays import encode_documents, id_dtype, max_id
+    from bytepair.arrays import id_dtype, max_id
     from bytepair.sources import Replaced, resolve
     from bytepair.tokenizer import _check_threads
 
@@ -274,6 +311,10 @@ def encode_corpus(
     position = eot_position if eot_position is not None else formats.EOT_POSITION[format]
     if position not in ("prepend", "append"):
         raise BytepairError(f'eot_position must be "prepend" or "append", got {eot_position!r}')
+    if backend not in ("local", "dask"):
+        raise BytepairError(f'backend must be "local" or "dask", got {backend!r}')
+    if backend == "dask" and errors != "strict":
+        raise BytepairError('backend="dask" takes errors="strict" only')
     if isinstance(batch_bytes, bool) or not isinstance(batch_bytes, int) or batch_bytes < 1:
         raise BytepairError(f"batch_bytes must be a positive int, got {batch_bytes!r}")
     _check_threads(num_threads)
@@ -326,26 +367,7 @@ def encode_corpus(
     state = _Writer(out, format, itemsize, shard_tokens, doc)
 
     def encode(units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
-        whole = all(u.start and u.end for u in units)
-        if units[0].range is not None:  # byte ranges of a large file, read in Rust
-            ranges = [u.range for u in units if u.range is not None]
-            raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(
-                ranges, [], width=dt.itemsize, num_threads=num_threads
-            )
-            ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
-            offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
-            if separator is not None:
-                ids, offsets = _add_separators(ids, offsets, units, *separator)
-            return ids, offsets
-        texts = [u.text for u in units]
-        if tok._normalize is not None:
-            texts = [tok._normalize(t) for t in texts]
-        ids, offsets = encode_documents(
-            tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
-        )
-        if not whole and separator is not None:
-            ids, offsets = _add_separators(ids, offsets, units, *separator)
-        return ids, offsets
+        return encode_units(tok, units, dt, separator, num_threads)
 
     done_files = 0
     read_bytes = 0
@@ -375,6 +397,18 @@ def encode_corpus(
                 first, batch, size = index, [], 0
         if batch:
             yield first, batch
+
+    if backend == "dask":
+        from bytepair.corpus.dask import encode_on_dask
+
+        try:
+            encode_on_dask(client, tok, files, out, state, source.text_field, dt, separator, num_threads,
+                           batch_bytes, start_doc, start_skip)
+            state.finish(replaced=0)
+        except BaseException:
+            state.abort()
+            raise
+        return doc
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-encode")
     try:
@@ -412,7 +446,7 @@ def _prepare(out: str, doc: dict[str, Any], overwrite: bool) -> tuple[int, int]:
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(13, "the output directory is not writable", out)
     for name in os.listdir(out):  # temporary files of a run that was killed
-        if name.startswith((".shard_", "." + manifest.NAME + ".")) and name.endswith(".tmp"):
+        if name.startswith((".shard_", ".part_", "." + manifest.NAME + ".")) and name.endswith(".tmp"):
             os.unlink(os.path.join(out, name))
     old = None if overwrite else manifest.read(out)
     ours = [n for n in os.listdir(out) if n == manifest.NAME or n.startswith("shard_")]
