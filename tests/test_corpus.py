@@ -353,3 +353,13 @@ def test_a_full_disk_leaves_the_last_shard_and_resumes(tmp_path: Path, gpt2: Tok
 def test_documents_in_memory_are_refused_with_a_hint(tmp_path: Path, gpt2: Tokenizer) -> None:
     with pytest.raises(BytepairError, match=r"write documents held in memory to a \.jsonl"):
         bytepair.encode_corpus(gpt2, bytepair.Source(texts=["a", "b"]), tmp_path / "o")
+
+
+def test_progress_line_shows_rates_and_eta(tmp_path: Path, gpt2: Tokenizer, corpus: Any, capsys: Any) -> None:
+    inputs, _ = corpus
+    bytepair.encode_corpus(gpt2, inputs, tmp_path / "o", progress=True)
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert "100.0%" in last and "B/s " in last and "M tokens/s" in last and "ETA" in last
+    bytepair.encode_corpus(gpt2, inputs, tmp_path / "q", progress=False)
+    assert capsys.readouterr().err == ""
