@@ -363,3 +363,17 @@ def test_progress_line_shows_rates_and_eta(tmp_path: Path, gpt2: Tokenizer, corp
     assert "100.0%" in last and "B/s " in last and "M tokens/s" in last and "ETA" in last
     bytepair.encode_corpus(gpt2, inputs, tmp_path / "q", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_count_large_files_in_ranges(tmp_path: Path, gpt2: Tokenizer, monkeypatch: Any, capsys: Any) -> None:
+    from bytepair.corpus import encode as e
+
+    monkeypatch.setattr(e, "STREAM_BYTES", 1000)
+    monkeypatch.setattr(e, "BLOCK_CHARS", 2048)
+    text = _sample()[:50_000]
+    (tmp_path / "big.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "small.txt").write_text("tiny", encoding="utf-8")
+    assert main(["count", "-t", "gpt2", str(tmp_path / "big.txt"), str(tmp_path / "small.txt")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[0] == f"{len(gpt2.encode_ordinary(text)):,}" and lines[1].endswith("big.txt")
+    assert lines[2].split()[0] == f"{len(gpt2.encode_ordinary('tiny')):,}"

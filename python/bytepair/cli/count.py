@@ -15,11 +15,24 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     files = resolve(Source(args.files, text_field=args.text_field), strict=args.errors == "strict")
     rows = [["tokens", "bytes", "bytes/token", "file"]]
     total_tokens = total_bytes = 0
-    plain = [f for f in files if f.compression is None and not f.jsonl and tok._normalize is None]
+    from bytepair.corpus import encode as corpus_encode
+
+    plain = [f for f in files if f.compression is None and not f.jsonl and not f.parquet and tok._normalize is None]
+    small = [f for f in plain if f.size <= corpus_encode.STREAM_BYTES]
     counts: dict[str, int] = {}
-    if plain:  # read and encoded in Rust, all files at once on all threads
-        _, offsets = tok.encode_files([f.path for f in plain], errors=args.errors, num_threads=args.threads)
-        counts = {f.path: int(offsets[i + 1] - offsets[i]) for i, f in enumerate(plain)}
+    if small:  # read and encoded in Rust, all files at once on all threads
+        _, offsets = tok.encode_files([f.path for f in small], errors=args.errors, num_threads=args.threads)
+        counts = {f.path: int(offsets[i + 1] - offsets[i]) for i, f in enumerate(small)}
+    for f in plain:
+        if f.path not in counts:  # a large file: byte ranges cut at independent cuts, read in Rust
+            ranges = [u.range for u in corpus_encode._file_ranges(f, tok) if u.range is not None]
+            n = 0
+            for i in range(0, len(ranges), 16):
+                _, ends, _ = tok._core.encode_file_ranges(
+                    ranges[i : i + 16], [], width=4, replace_errors=args.errors == "replace", num_threads=args.threads
+                )
+                n += int.from_bytes(ends[-8:], "little")  # the last offset: the tokens of these ranges
+            counts[f.path] = n
     for f in files:
         if f.path not in counts:
             n = 0
