@@ -73,3 +73,8 @@ __all__ = [
     "save_hf",
     "to_tiktoken",
 ]
+
+# Corpus encoding (issue 11): token shards and their memory-mapped view.
+from bytepair.corpus import Shards, encode_corpus, open_shards  # noqa: E402
+
+__all__ += ["Shards", "encode_corpus", "open_shards"]

@@ -114,3 +114,34 @@ class Encoder:
     def pattern(self) -> str | None: ...
     # interop (issue 9)
     def rank_merges(self) -> list[tuple[int, int, int]]: ...
+    # Array outputs (issue 11): ids as little-endian bytes of `width` (2 or 4) per id, offsets as u64.
+    def encode_flat(
+        self,
+        texts: list[str],
+        allowed: list[int],
+        *,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        num_threads: int | None = None,
+        chunk_bytes: int | None = None,
+    ) -> tuple[bytearray, bytearray]: ...
+    def encode_files(
+        self,
+        paths: list[str],
+        allowed: list[int],
+        *,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        replace_errors: bool = False,
+        num_threads: int | None = None,
+    ) -> tuple[bytearray, bytearray, int]: ...
+    def encode_file_ranges(
+        self,
+        ranges: list[tuple[str, int, int]],
+        allowed: list[int],
+        *,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        replace_errors: bool = False,
+        num_threads: int | None = None,
+    ) -> tuple[bytearray, bytearray, int]: ...

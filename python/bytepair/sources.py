@@ -95,6 +95,7 @@ class SourceFile:
     size: int
     compression: str | None  # None, "gz", "zst"
     jsonl: bool
+    parquet: bool = False  # corpus encoding (issue 11): rows of a Parquet file, read with pyarrow
 
 
 def file_kind(path: str) -> tuple[str | None, bool]:
@@ -200,10 +201,53 @@ def resolve(source: Source, strict: bool) -> list[SourceFile]:
     for spec in source.paths or []:
         for path in expand(spec):
             compression, jsonl = file_kind(path)
-            files.append(SourceFile(path, os.path.getsize(path), compression, jsonl))
+            files.append(SourceFile(path, os.path.getsize(path), compression, jsonl, is_parquet(path)))
     for f in files:
-        check_file(f, strict)
+        if f.parquet:
+            check_parquet(f, source.text_field)
+        else:
+            check_file(f, strict)
     return files
+
+
+# -- Parquet (corpus encoding, issue 11): each row's text field is one document; needs pyarrow.
+
+
+def is_parquet(path: str) -> bool:
+    return path.lower().endswith(".parquet")
+
+
+def pyarrow_parquet(path: str) -> Any:
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        raise BytepairError(f"{path} is a Parquet file; reading it needs pyarrow: pip install 'bytepair[parquet]'") from None
+    return pq
+
+
+def check_parquet(f: SourceFile, text_field: str) -> None:
+    """Fails now for a Parquet file that cannot be opened or has no string column ``text_field``."""
+    pq = pyarrow_parquet(f.path)
+    try:
+        schema = pq.ParquetFile(f.path).schema_arrow
+    except OSError as e:
+        raise CorpusError(f"{f.path}: not a readable Parquet file ({e})") from None
+    except Exception as e:  # pyarrow.ArrowInvalid and friends
+        raise CorpusError(f"{f.path}: not a readable Parquet file ({e})") from None
+    if text_field not in schema.names:
+        raise CorpusError(f"{f.path} has no column {text_field!r} (columns: {', '.join(schema.names)}); choose it with text_field=")
+    kind = str(schema.field(text_field).type)
+    if kind not in ("string", "large_string", "string_view"):
+        raise CorpusError(f"{f.path}: column {text_field!r} is {kind}, not a string column")
+
+
+def parquet_documents(f: SourceFile, text_field: str) -> Iterator[str]:
+    """The non-null values of column ``text_field``, row by row, a record batch at a time."""
+    pq = pyarrow_parquet(f.path)
+    for batch in pq.ParquetFile(f.path).iter_batches(batch_size=4096, columns=[text_field]):
+        for value in batch.column(0).to_pylist():
+            if value is not None:
+                yield value
 
 
 class Replaced:
@@ -237,6 +281,9 @@ def documents(f: SourceFile, *, text_field: str = "text", errors: str = "strict"
     and offset) or ``"replace"`` (they become U+FFFD; ``Replaced.count`` counts them). A text file
     is read whole: use it for analysis-sized inputs, not to stream a many-GB file.
     """
+    if f.parquet:
+        yield from parquet_documents(f, text_field)
+        return
     handler = "bytepair.replace" if errors == "replace" else "strict"
     with open(f.path, "rb") as raw:
         stream = open_stream(f, raw)

@@ -10,13 +10,17 @@ import functools
 import os
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import AbstractSet, Any, Literal
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 from bytepair import _core, _normalize
 from bytepair.errors import BytepairError, DisallowedSpecialTokenError, VocabError
 from bytepair.patterns import resolve
 
 __all__ = ["Tokenizer"]
+
+if TYPE_CHECKING:  # numpy arrays (issue 11)
+    import numpy as np
+    from numpy.typing import DTypeLike, NDArray
 
 SpecialSet = AbstractSet[str] | Literal["all"]
 DisallowedSet = Collection[str] | Literal["all"]
@@ -818,6 +822,68 @@ class Tokenizer:
         from bytepair._fileformat import load
 
         return load(path)
+
+    # ------------------------------------------------------------------ numpy arrays (issue 11)
+    # Flat uint16/uint32 ids made in Rust, no Python int per token; see bytepair/arrays.py.
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        num_threads: int | None = 1,
+        dtype: DTypeLike | None = None,
+    ) -> NDArray[Any]:
+        """:meth:`encode` as a numpy array (``uint16`` when every id fits, else ``uint32``)."""
+        from bytepair import arrays
+
+        return arrays.encode_to_numpy(
+            self,
+            text,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            num_threads=num_threads,
+            dtype=dtype,
+        )
+
+    def encode_batch_numpy(
+        self,
+        texts: Sequence[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        num_threads: int | None = None,
+        dtype: DTypeLike | None = None,
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """:meth:`encode_batch` as ``(ids, offsets)``: all ids in one flat array, and text ``i``'s
+        ids at ``ids[offsets[i]:offsets[i + 1]]`` (``offsets`` is int64, one longer than ``texts``)."""
+        from bytepair import arrays
+
+        return arrays.encode_batch_numpy(
+            self,
+            texts,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            num_threads=num_threads,
+            dtype=dtype,
+        )
+
+    def encode_files(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        errors: str = "strict",
+        num_threads: int | None = None,
+        dtype: DTypeLike | None = None,
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """Reads text files (in Rust, in parallel) and encodes each as one document, as
+        :meth:`encode_ordinary` does: ``(ids, offsets)`` as in :meth:`encode_batch_numpy`.
+        Bytes that are not UTF-8 raise :class:`CorpusError` naming the file and byte offset, or
+        become U+FFFD with ``errors="replace"``."""
+        from bytepair import arrays
+
+        return arrays.encode_files(self, paths, errors=errors, num_threads=num_threads, dtype=dtype)
 
 
 def _checked_chunks(texts: Iterable[str]) -> Iterator[str]:

@@ -45,3 +45,6 @@ pub mod train;
 mod py;
 
 pub type Rank = u32;
+
+// Array outputs and corpus encoding (issue 11): flat uint16/uint32 ids + document offsets.
+pub mod arrays;

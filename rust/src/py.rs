@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyList};
 use rayon::prelude::*;
 
+use crate::arrays::{read_ranges, read_texts, Parts, Separator, Width};
 use crate::count::{merge_weighted, PieceCounter, PieceMap, SpecialSplitter};
 use crate::encode::{Bpe, Encoder, Parallel};
 use crate::error::Error;
@@ -942,6 +943,109 @@ impl PyEncoder {
     fn rank_merges(&self, py: Python<'_>) -> Vec<(Rank, Rank, Rank)> {
         py.detach(|| self.inner.bpe.rank_merges())
     }
+    // -- Array outputs (issue 11, `arrays.rs`): flat ids in one bytearray, no int per id --
+
+    /// Encodes each text as one document into a flat buffer of `width`-byte (2 or 4)
+    /// little-endian ids, with `separator` = (id, prepend) before or after each document.
+    /// Returns (ids as a bytearray, document offsets as little-endian u64 in a bytearray, one more than texts).
+    #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let parts = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_parts(&refs, &allowed, separator, par)
+            })
+            .map_err(to_py)?;
+        flat_bytes(py, &parts, width, par.threads)
+    }
+
+    /// Reads the files in Rust and encodes each as one document, as `encode_flat` does.
+    /// Returns (ids, offsets, number of bad UTF-8 sequences replaced).
+    #[pyo3(signature = (paths, allowed, *, width, separator=None, replace_errors=false, num_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_files<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<String>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, u64)> {
+        let par = parallel(num_threads, None)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let (parts, replaced) = py
+            .detach(|| {
+                let (texts, replaced) = read_texts(&paths, replace_errors, par.threads)?;
+                let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+                let parts = self.inner.encode_parts(&refs, &allowed, separator, par)?;
+                Ok((parts, replaced))
+            })
+            .map_err(to_py)?;
+        let (ids, offsets) = flat_bytes(py, &parts, width, par.threads)?;
+        Ok((ids, offsets, replaced))
+    }
+
+    /// `encode_files` over byte ranges (path, start, end) of files, each range one text
+    /// (corpus encoding cuts large files into ranges at independent cuts).
+    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_file_ranges<'py>(
+        &self,
+        py: Python<'py>,
+        ranges: Vec<(String, u64, u64)>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, u64)> {
+        let par = parallel(num_threads, None)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let (parts, replaced) = py
+            .detach(|| {
+                let (texts, replaced) = read_ranges(&ranges, replace_errors, par.threads)?;
+                let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+                let parts = self.inner.encode_parts(&refs, &allowed, separator, par)?;
+                Ok((parts, replaced))
+            })
+            .map_err(to_py)?;
+        let (ids, offsets) = flat_bytes(py, &parts, width, par.threads)?;
+        Ok((ids, offsets, replaced))
+    }
+}
+
+/// The flat ids of `parts`, written by `threads` threads straight into a new bytearray, and
+/// the document offsets as little-endian u64 bytes (array outputs, issue 11).
+fn flat_bytes<'py>(
+    py: Python<'py>,
+    parts: &Parts,
+    width: Width,
+    threads: usize,
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    let n = parts.total() * width.bytes();
+    let ids = PyByteArray::new_with(py, n, |buf| {
+        py.detach(|| parts.write(width, buf, threads))
+            .map_err(to_py)
+    })?;
+    let offsets: Vec<u8> = parts.offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    Ok((ids, PyByteArray::new(py, &offsets)))
 }
 
 #[pymodule]

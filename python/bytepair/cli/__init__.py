@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 import bytepair
-from bytepair.cli import compare, convert, decode, encode, report, show, stats, sweep, train, viz
+from bytepair.cli import compare, convert, count, decode, encode, encode_corpus, report, show, stats, sweep, train, viz
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
@@ -31,8 +31,10 @@ __all__ = ["COMMANDS", "main"]
 # The order `bytepair --help` lists them in.
 COMMANDS: tuple[ModuleType, ...] = (
     train, encode, decode, show, convert,  # tokenizers
+    encode_corpus, count,  # token shards for training (corpus/)
     viz, stats, sweep, compare, report,  # looking at a tokenizer (analysis/, views/)
 )
+
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Corpus encoding, side by side (not a test): bytepair's array path (``encode_files``), its
+``encode-corpus`` writing llm.c shards, and its ``encode_batch`` to Python lists, against
+gigatoken's ``encode_files`` (into memory), at each thread count asked for.
+
+Every measurement runs in a fresh process (so "first pass" means a cold piece cache), on the
+same file, and checks that the ids are those of bytepair's ``encode_ordinary``; "warm" is a
+second pass in the same process. Peak RSS of encode-corpus is measured on a JSON-lines copy
+of the corpus at two sizes (the first quarter, and all of it).
+
+    python bench/make_corpus.py --mb 48          # builds bench/corpus/mixed.txt
+    python bench/bench_corpus.py --threads 1 2   # MB/s and ratios
+
+Needs ``pip install gigatoken`` for the peer (skipped, and said so, when it is missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+CHILD = r"""
+import json, os, sys, time, shutil
+import numpy as np
+what, path, enc, threads, rank_file, out = sys.argv[1:7]
+threads = int(threads)
+size = os.path.getsize(path)
+res = {}
+import bytepair
+tok = bytepair.get_encoding(enc)
+def timed(f):
+    t = time.perf_counter(); r = f(); return time.perf_counter() - t, r
+if what == "gigatoken":
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    import gigatoken
+    g = gigatoken.Tokenizer.from_tiktoken(rank_file, pretokenizer={"o200k_base": "o200k", "cl100k_base": "cl100k"}[enc])
+    for k in ("first", "warm"):
+        s, ids = timed(lambda: g.encode_files([path]))
+        res[k] = size / s / 1e6
+    flat = np.asarray(ids[0], dtype=np.uint32)
+    res["check"] = flat.tolist()[:100000] == tok.encode_files([path])[0][:100000].tolist()
+elif what == "arrays":
+    for k in ("first", "warm"):
+        s, (ids, off) = timed(lambda: tok.encode_files([path], num_threads=threads))
+        res[k] = size / s / 1e6
+    res["tokens"] = len(ids)
+elif what == "lists":
+    text = open(path, encoding="utf-8").read()
+    for k in ("first", "warm"):
+        s, ids = timed(lambda: tok.encode_batch([text], num_threads=threads, disallowed_special=()))
+        res[k] = size / s / 1e6
+elif what == "corpus":
+    shutil.rmtree(out, ignore_errors=True)
+    s, doc = timed(lambda: bytepair.encode_corpus(tok, [path], out, num_threads=threads, progress=False,
+                                                   shard_tokens=10_000_000))
+    res["first"] = size / s / 1e6
+    res["tokens"] = doc["tokens"]
+    shutil.rmtree(out, ignore_errors=True)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec, so a child would report its parent's peak.
+res["rss_mb"] = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) / 1024
+print(json.dumps(res))
+"""
+
+
+def child(what: str, path: Path, enc: str, threads: int, rank_file: str, out: str) -> dict[str, float]:
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, what, str(path), enc, str(threads), rank_file, out],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{proc.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def jsonl_copy(src: Path, dst: Path, limit: int) -> None:
+    """Documents of about 8 KiB cut at newlines, as JSON lines, up to ``limit`` bytes of text."""
+    text = src.read_text(encoding="utf-8")[:limit]
+    with open(dst, "w", encoding="utf-8") as f:
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start + 8192)
+            end = len(text) if end < 0 else end + 1
+            f.write(json.dumps({"text": text[start:end]}) + "\n")
+            start = end
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=HERE / "corpus" / "mixed.txt")
+    ap.add_argument("--encoding", default="o200k_base", choices=["o200k_base", "cl100k_base"])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS runs")
+    args = ap.parse_args()
+    if not args.corpus.exists():
+        raise SystemExit(f"{args.corpus} is missing: run bench/make_corpus.py first")
+    tmp = Path(tempfile.mkdtemp(prefix="bench_corpus_"))
+    import bytepair
+
+    data = (Path(bytepair.__file__).parent / "data" / f"{args.encoding}.tiktoken.gz").read_bytes()
+    rank_file = tmp / f"{args.encoding}.tiktoken"
+    rank_file.write_bytes(gzip.decompress(data))
+    try:
+        import gigatoken  # noqa: F401
+
+        have_giga = True
+    except ImportError:
+        have_giga = False
+        print("gigatoken is not installed (pip install gigatoken): peer columns left out")
+    size = args.corpus.stat().st_size
+    print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), {args.encoding}; MB/s, fresh process per row")
+    print(f"{'threads':>7} {'what':<34} {'first':>8} {'warm':>8}  ratio to gigatoken first / warm")
+    jsonl = tmp / "all.jsonl"
+    jsonl_copy(args.corpus, jsonl, size)
+    for n in args.threads:
+        giga = child("gigatoken", args.corpus, args.encoding, n, str(rank_file), "") if have_giga else None
+        if giga is not None:
+            print(f"{n:>7} {'gigatoken encode_files':<34} {giga['first']:8.1f} {giga['warm']:8.1f}  ids match: {giga['check']}")
+        rows = [
+            ("arrays", "bytepair encode_files (arrays)"),
+            ("corpus", "bytepair encode-corpus (llmc shards)"),
+            ("lists", "bytepair encode_batch (lists)"),
+        ]
+        rows.append(("corpus-jsonl", "bytepair encode-corpus, JSON lines"))
+        for what, label in rows:
+            path = jsonl if what == "corpus-jsonl" else args.corpus
+            r = child(what.removesuffix("-jsonl"), path, args.encoding, n, str(rank_file), str(tmp / "out"))
+            warm = f"{r['warm']:8.1f}" if "warm" in r else f"{'-':>8}"
+            ratio = ""
+            if giga is not None:
+                ratio = f"  {r['first'] / giga['first']:.2f}x / " + (f"{r['warm'] / giga['warm']:.2f}x" if "warm" in r else "-")
+            print(f"{n:>7} {label:<34} {r['first']:8.1f} {warm}{ratio}")
+    if not args.no_rss:
+        print("peak RSS of encode-corpus on JSON lines (8 KiB documents), 1 thread:")
+        for frac in (4, 1):
+            part = tmp / f"part{frac}.jsonl"
+            jsonl_copy(args.corpus, part, size // frac)
+            r = child("corpus", part, args.encoding, 1, str(rank_file), str(tmp / "out"))
+            print(f"  {part.stat().st_size / 1e6:6.1f} MB input: {r['rss_mb']:7.1f} MB peak RSS, {r['first']:.1f} MB/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,589 @@
+"""``encode_corpus``: a corpus to token shards, on all cores, in bounded memory, resumable.
+
+The pipeline (performance and design notes):
+- Documents are read in order (``bytepair.sources``), empty ones skipped, and gathered into
+  batches of about ``batch_bytes`` of text. A batch is encoded by the Rust array path on all
+  threads (GIL released) while this thread reads the next batch and writes the previous one's
+  ids: reading, encoding and writing overlap, and nothing holds more than two batches and the
+  file being written. Memory does not grow with the corpus.
+- Shards are written as the ids come, to a temporary file renamed into place when the shard is
+  complete; then ``manifest.json`` is rewritten (atomically) with the shard's hashes and the
+  position in the input where the next shard starts: (document index, tokens of that
+  document already written). Ids depend only on each document, never on batching or
+  threads, so a run killed at any moment restarts from the last manifest, skips the
+  documents already written, drops the first tokens of the document a shard ended in, and
+  writes the same bytes as a run that was never stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bytepair.corpus import formats, manifest
+from bytepair.errors import BytepairError, CorpusError
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike, NDArray
+
+    from bytepair.sources import Source, SourceFile
+    from bytepair.tokenizer import Tokenizer
+
+PathLike = str | os.PathLike[str]
+EOT_TEXT = "<|endoftext|>"
+
+
+def _tokenizer(spec: Tokenizer | PathLike) -> Tokenizer:
+    from bytepair.tokenizer import Tokenizer
+
+    if isinstance(spec, Tokenizer):
+        return spec
+    name = os.fspath(spec)
+    if not os.path.exists(name):
+        from bytepair.encodings import get_encoding, list_encoding_names
+
+        if name in list_encoding_names():
+            return get_encoding(name)
+    return Tokenizer.from_file(name)
+
+
+def _eot(tok: Tokenizer, eot: str | int | None) -> int | None:
+    specials = tok.special_tokens
+    if eot is None:
+        return None
+    if eot == "auto":
+        if EOT_TEXT not in specials:
+            raise BytepairError(
+                f"the tokenizer has no {EOT_TEXT} special token: pass eot= one of its special tokens "
+                f"({', '.join(sorted(specials)) or 'it has none'}), or eot=None for no separator"
+            )
+        return specials[EOT_TEXT]
+    if isinstance(eot, bool) or not isinstance(eot, (str, int)):
+        raise TypeError(f"eot must be a special token's text, an id, None or 'auto', got {eot!r}")
+    if isinstance(eot, str):
+        if eot not in specials:
+            raise BytepairError(f"eot={eot!r} is not a special token of this tokenizer")
+        return specials[eot]
+    tok.token_bytes(eot)  # raises UnknownTokenError for an id the tokenizer does not have
+    return eot
+
+
+def _sources(inputs: Any, text_field: str) -> Source:
+    from bytepair.sources import Source
+
+    if isinstance(inputs, Source):
+        return inputs
+    return Source(inputs, text_field=text_field)
+
+
+# A plain-text file larger than this is read in blocks and encoded in pieces ("units") cut
+# where the tokenizer's split pattern ends a piece on its own (`safe_prefix`), so that memory
+# stays bounded for one huge document and the ids are those of the whole text.
+STREAM_BYTES = 32 << 20
+BLOCK_CHARS = 8 << 20
+
+
+class Unit:
+    """A document, or a piece of one: its text (or a byte range of a file, read in Rust) and
+    whether it starts / ends the document."""
+
+    __slots__ = ("end", "range", "start", "text")
+
+    def __init__(
+        self, text: str, start: bool = True, end: bool = True, range: tuple[str, int, int] | None = None
+    ) -> None:
+        self.text, self.start, self.end, self.range = text, start, end, range
+
+    def size(self) -> int:
+        return self.range[2] - self.range[1] if self.range is not None else len(self.text)
+
+
+def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer) -> Iterator[tuple[Unit, int]]:
+    """Non-empty documents (or pieces of large text files) in order, each with its file's index."""
+    from bytepair.sources import documents
+
+    for k, f in enumerate(files):
+        if f.size > STREAM_BYTES and not f.jsonl and not f.parquet and tok._normalize is None:
+            if f.compression is None and errors == "strict":
+                for unit in _file_ranges(f, tok):
+                    yield unit, k
+            else:
+                for unit in _stream_text(f, errors, tok):
+                    yield unit, k
+            continue
+        for doc in documents(f, text_field=text_field, errors=errors):
+            if doc:
+                yield Unit(doc), k
+
+
+def _file_ranges(f: SourceFile, tok: Tokenizer) -> Iterator[Unit]:
+    """A large uncompressed text file as byte ranges of about ``BLOCK_CHARS`` bytes, cut at
+    independent cuts (``_core.file_cuts``, the cuts distributed training uses): Rust reads and
+    checks each range on the encoding threads, so this thread never touches the text."""
+    from bytepair import _core
+
+    targets = list(range(BLOCK_CHARS, f.size, BLOCK_CHARS))
+    cuts = _core.file_cuts(f.path, tok._core.pattern, list(tok.special_tokens), targets)
+    bounds = sorted({0, f.size, *(c for c in cuts if 0 < c < f.size)})
+    pairs = list(zip(bounds[:-1], bounds[1:]))
+    for i, (a, b) in enumerate(pairs):
+        yield Unit("", start=i == 0, end=i == len(pairs) - 1, range=(f.path, a, b))
+
+
+def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
+    """One large text file as units of a few MB, cut at independent cuts (same ids as whole)."""
+    import codecs
+
+    from bytepair.sources import DECOMPRESS_ERRORS, decompress_error, open_stream, utf8_error
+
+    decoder = codecs.getincrementaldecoder("utf-8")("bytepair.replace" if errors == "replace" else "strict")
+    held: Unit | None = None  # one unit behind, to mark the last one as the document's end
+    buf = ""
+    offset = 0
+    with open(f.path, "rb") as raw:
+        stream = open_stream(f, raw)
+        while True:
+            try:
+                block = stream.read(BLOCK_CHARS)
+            except DECOMPRESS_ERRORS as e:
+                raise decompress_error(f, e) from None
+            pending = len(decoder.getstate()[0])
+            try:
+                buf += decoder.decode(block, final=not block)
+            except UnicodeDecodeError as e:
+                raise utf8_error(f, offset - pending + e.start) from None
+            offset += len(block)
+            if not block:
+                break
+            if len(buf) < BLOCK_CHARS:
+                continue
+            cut = tok._core.safe_prefix(buf)
+            if cut > 0:
+                if held is not None:
+                    yield held
+                held = Unit(buf[:cut], start=held is None, end=False)
+                buf = buf[cut:]
+    if buf:
+        if held is not None:
+            yield held
+        yield Unit(buf, start=held is None, end=True)
+    elif held is not None:
+        held.end = True
+        yield held
+
+
+def encode_units(
+    tok: Tokenizer,
+    units: list[Unit],
+    dt: np.dtype[Any],
+    separator: tuple[int, bool] | None,
+    num_threads: int | None,
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """The ids of a batch of units (all texts, or all file ranges) with their separators."""
+    from bytepair.arrays import encode_documents
+
+    whole = all(u.start and u.end for u in units)
+    if units[0].range is not None:  # byte ranges of a large file, read in Rust
+        ranges = [u.range for u in units if u.range is not None]
+        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(ranges, [], width=dt.itemsize, num_threads=num_threads)
+        ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
+        offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
+        if separator is not None:
+            ids, offsets = _add_separators(ids, offsets, units, *separator)
+        return ids, offsets
+    texts = [u.text for u in units]
+    if tok._normalize is not None:
+        texts = [tok._normalize(t) for t in texts]
+    ids, offsets = encode_documents(
+        tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
+    )
+    if not whole and separator is not None:
+        ids, offsets = _add_separators(ids, offsets, units, *separator)
+    return ids, offsets
+
+
+def _add_separators(
+    ids: NDArray[Any], offsets: NDArray[np.int64], units: list[Unit], eot: int, prepend: bool
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """Puts ``eot`` before each unit that starts a document (or after each that ends one)."""
+    flags = np.array([u.start if prepend else u.end for u in units], dtype=bool)
+    at = offsets[:-1][flags] if prepend else offsets[1:][flags]
+    out = np.insert(ids, at, np.asarray(eot, dtype=ids.dtype))
+    # Each unit moves by the separators inserted before it (its own one included when prepended).
+    new_offsets = offsets + np.concatenate([[0], np.cumsum(flags)]).astype(np.int64)
+    return out, new_offsets
+
+
+class _Progress:
+    """One line on stderr: MB/s, tokens/s and the time left, redrawn at most 10 times a second."""
+
+    def __init__(self, total_bytes: int, enabled: bool) -> None:
+        self.total = total_bytes
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, done_bytes: int, tokens: int, final: bool = False) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (not final and now - self.last < 0.1):
+            return
+        self.last = now
+        from bytepair._progress import _duration, size_text
+
+        elapsed = max(now - self.start, 1e-9)
+        rate = done_bytes / elapsed
+        frac = min(done_bytes / self.total, 1.0) if self.total else 1.0
+        eta = (self.total - done_bytes) / rate if rate > 0 and self.total > done_bytes else 0.0
+        line = (
+            f"encoding {frac:6.1%} {size_text(done_bytes)}/{size_text(self.total)} "
+            f"{size_text(rate)}/s {tokens / elapsed / 1e6:,.2f} M tokens/s "
+            f"{tokens:,} tokens {_duration(elapsed)} ETA {_duration(eta)}"
+        )
+        sys.stderr.write("\x1b[2K" + line + ("\n" if final else "\r"))
+        sys.stderr.flush()
+
+
+def encode_corpus(
+    tokenizer: Tokenizer | PathLike,
+    inputs: Any,
+    outdir: PathLike,
+    *,
+    format: str = "llmc",
+    shard_tokens: int = 100_000_000,
+    eot: str | int | None = "auto",
+    eot_position: str | None = None,
+    dtype: DTypeLike | None = None,
+    text_field: str = "text",
+    errors: str = "strict",
+    num_threads: int | None = None,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    batch_bytes: int = 16 << 20,
+    backend: str = "local",
+    client: Any = None,
+) -> dict[str, Any]:
+    """Encodes a corpus into token shards in ``outdir`` and returns the manifest.
+
+    ``inputs``: what training takes -- paths, globs, directories, ``.jsonl`` (``text_field``),
+    ``.gz`` / ``.zst``, ``.parquet`` (``pip install 'bytepair[parquet]'``), or a
+    :class:`bytepair.Source`. Each text file, JSON line or Parquet row is one document;
+    empty documents are skipped. Documents are encoded as :meth:`Tokenizer.encode_ordinary`
+    does (special-token text in a document is ordinary text).
+
+    ``format``: ``"llmc"`` (llm.c / modded-nanogpt ``.bin``), ``"megatron"`` (``.bin`` +
+    ``.idx``) or ``"npy"``; shards of ``shard_tokens`` tokens (Megatron shards end at the
+    first document end from there). ``eot``: the special token put between documents
+    (default ``<|endoftext|>``; ``None`` for none), before each document
+    (``eot_position="prepend"``, the default for llmc and npy, as llm.c does) or after
+    (``"append"``, the default for Megatron, as its ``--append-eod``). ``dtype``: uint16 when
+    every id fits, else uint32; a dtype too small for the tokenizer is refused before
+    anything is written.
+
+    A run that stops (killed, out of disk) resumes when started again with the same
+    arguments, to the same bytes as a run never stopped. An ``outdir`` made with another
+    tokenizer, other options or changed inputs is refused unless ``overwrite=True``; a shard
+    or manifest edited since is detected by its sha256. ``errors="replace"`` turns bytes that
+    are not UTF-8 into U+FFFD (counted in the manifest's ``replaced``) instead of failing.
+
+    ``backend="dask"`` with ``client=distributed.Client(...)``: the workers encode one input
+    file per task into temporary files in ``outdir`` (which they must see, e.g. a shared file
+    system); this process then cuts them into shards exactly as a local run does, so the
+    output is byte-identical to ``backend="local"`` (``errors="strict"`` only).
+    """
+    from bytepair.arrays import id_dtype, max_id
+    from bytepair.sources import Replaced, resolve
+    from bytepair.tokenizer import _check_threads
+
+    if format not in formats.FORMATS:
+        raise BytepairError(f"format must be one of {', '.join(formats.FORMATS)}, got {format!r}")
+    if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
+        raise BytepairError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
+    if format == "llmc" and shard_tokens > formats.LLMC_MAX_TOKENS:
+        raise BytepairError(f"llmc shards hold fewer than 2**31 tokens (an int32 count), got shard_tokens={shard_tokens}")
+    if errors not in ("strict", "replace"):
+        raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
+    position = eot_position if eot_position is not None else formats.EOT_POSITION[format]
+    if position not in ("prepend", "append"):
+        raise BytepairError(f'eot_position must be "prepend" or "append", got {eot_position!r}')
+    if backend not in ("local", "dask"):
+        raise BytepairError(f'backend must be "local" or "dask", got {backend!r}')
+    if backend == "dask" and errors != "strict":
+        raise BytepairError('backend="dask" takes errors="strict" only')
+    if isinstance(batch_bytes, bool) or not isinstance(batch_bytes, int) or batch_bytes < 1:
+        raise BytepairError(f"batch_bytes must be a positive int, got {batch_bytes!r}")
+    _check_threads(num_threads)
+    tok = _tokenizer(tokenizer)
+    dt = id_dtype(tok, dtype)
+    if format == "megatron" and max_id(tok) >= 2**31:
+        raise BytepairError(f"Megatron stores ids as int32; this tokenizer's go up to {max_id(tok)}")
+    eot_id = _eot(tok, eot)
+    separator = None if eot_id is None else (eot_id, position == "prepend")
+    source = _sources(inputs, text_field)
+    if source.texts is not None:
+        raise BytepairError(
+            "encode_corpus reads files (so that a stopped run can resume and its inputs be checked); "
+            "write documents held in memory to a .jsonl file first"
+        )
+    files = resolve(source, strict=errors == "strict")
+    out = os.fspath(outdir)
+
+    options = {
+        "format": format,
+        "shard_tokens": shard_tokens,
+        "dtype": str(dt),
+        "eot": eot_id,
+        "eot_position": position if eot_id is not None else None,
+        "text_field": source.text_field,
+        "errors": errors,
+    }
+    inputs_list = [{"path": f.path, "size": f.size, "mtime_ns": os.stat(f.path).st_mtime_ns} for f in files]
+    doc: dict[str, Any] = {
+        "format": manifest.FORMAT,
+        "version": manifest.VERSION,
+        "complete": False,
+        "tokenizer": {"name": tok.name, "sha256": manifest.tokenizer_hash(tok)},
+        "options": options,
+        "inputs": inputs_list,
+        "shards": [],
+        "tokens": 0,
+        "documents": 0,
+        "replaced": 0,
+    }
+    start_doc, start_skip = _prepare(out, doc, overwrite)
+    if doc["complete"]:
+        return doc
+
+    itemsize = dt.itemsize
+    total_bytes = sum(f.size for f in files)
+    show = progress if progress is not None else sys.stderr.isatty()
+    meter = _Progress(total_bytes, bool(show))
+    Replaced.count = 0
+    state = _Writer(out, format, itemsize, shard_tokens, doc)
+
+    def encode(units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        return encode_units(tok, units, dt, separator, num_threads)
+
+    done_files = 0
+    read_bytes = 0
+
+    def batches() -> Iterator[tuple[int, list[Unit]]]:
+        nonlocal done_files, read_bytes
+        index = 0
+        batch: list[Unit] = []
+        first = start_doc
+        size = 0
+        for unit, k in _units(files, source.text_field, errors, tok):
+            if k > done_files:
+                done_files = k
+                read_bytes = sum(f.size for f in files[:k])
+            read_bytes += unit.size()
+            if index < start_doc:
+                index += 1
+                continue
+            if batch and (batch[-1].range is None) != (unit.range is None):
+                yield first, batch  # a batch is all texts or all file ranges
+                first, batch, size = index, [], 0
+            batch.append(unit)
+            size += unit.size()
+            index += 1
+            if size >= batch_bytes:
+                yield first, batch
+                first, batch, size = index, [], 0
+        if batch:
+            yield first, batch
+
+    if backend == "dask":
+        from bytepair.corpus.dask import encode_on_dask
+
+        try:
+            encode_on_dask(client, tok, files, out, state, source.text_field, dt, separator, num_threads,
+                           batch_bytes, start_doc, start_skip)
+            state.finish(replaced=0)
+        except BaseException:
+            state.abort()
+            raise
+        return doc
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-encode")
+    try:
+        pending: tuple[Future[tuple[NDArray[Any], NDArray[np.int64]]], int, list[Unit]] | None = None
+        skip = start_skip
+        for first, units in batches():
+            job = pool.submit(encode, units)
+            if pending is not None:
+                ids, offsets = pending[0].result()
+                state.add(ids, offsets, pending[1], pending[2], skip)
+                skip = 0
+                meter.update(min(read_bytes, total_bytes), state.written)
+            pending = (job, first, units)
+        if pending is not None:
+            ids, offsets = pending[0].result()
+            state.add(ids, offsets, pending[1], pending[2], skip)
+        state.finish(replaced=Replaced.count)
+        meter.update(total_bytes, state.written, final=True)
+    except BaseException:
+        state.abort()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return doc
+
+
+def _prepare(out: str, doc: dict[str, Any], overwrite: bool) -> tuple[int, int]:
+    """Makes or checks ``out``; returns where to start: (document index, tokens to skip)."""
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot create the output directory: {e.strerror}", out) from None
+    if not os.path.isdir(out):
+        raise CorpusError(f"{out} is not a directory")
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise PermissionError(13, "the output directory is not writable", out)
+    for name in os.listdir(out):  # temporary files of a run that was killed
+        if name.startswith((".shard_", ".part_", "." + manifest.NAME + ".")) and name.endswith(".tmp"):
+            os.unlink(os.path.join(out, name))
+    old = None if overwrite else manifest.read(out)
+    ours = [n for n in os.listdir(out) if n == manifest.NAME or n.startswith("shard_")]
+    if overwrite:
+        for name in ours:
+            os.unlink(os.path.join(out, name))
+    elif old is None and ours:
+        raise CorpusError(f"{out} has shard files but no manifest; pass --overwrite to start again")
+    if old is None:
+        manifest.write(out, doc)
+        return 0, 0
+    for key, what in (("tokenizer", "another tokenizer"), ("options", "other options"), ("inputs", "other inputs")):
+        if old.get(key) != doc[key]:
+            raise CorpusError(
+                f"{out} was made with {what} ({key} differ: {_diff(old.get(key), doc[key])}); "
+                "pass --overwrite to replace it"
+            )
+    for shard in old["shards"]:
+        for f in shard["files"]:
+            path = os.path.join(out, f["name"])
+            if not os.path.exists(path):
+                raise CorpusError(f"{path} is missing; pass --overwrite to start again")
+            if os.path.getsize(path) != f["bytes"] or formats.file_sha256(path) != f["sha256"]:
+                raise CorpusError(f"{path} was modified since it was written (sha256 differs); pass --overwrite to start again")
+    doc.update(old)
+    if doc["complete"] or not doc["shards"]:
+        return 0, 0
+    next_doc, skip = doc["shards"][-1]["next"]
+    return int(next_doc), int(skip)
+
+
+def _diff(a: Any, b: Any) -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        return ", ".join(f"{k}: {_short(a.get(k))} then, {_short(b.get(k))} now" for k in keys[:3])
+    return "the list of files or their sizes/times changed" if isinstance(a, list) else "hash differs"
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 20 else text[:16] + "...'"
+
+
+class _Writer:
+    """Cuts the stream of ids into shards and keeps the manifest up to date."""
+
+    def __init__(self, out: str, fmt: str, itemsize: int, shard_tokens: int, doc: dict[str, Any]) -> None:
+        self.out = out
+        self.fmt = fmt
+        self.itemsize = itemsize
+        self.shard_tokens = shard_tokens
+        self.doc = doc
+        self.shard: formats.ShardWriter | None = None
+        self.shard_docs = 0
+        self.written = 0
+        self.doc_len = 0  # Megatron: tokens so far of a document written in several units
+
+    def add(self, ids: NDArray[Any], offsets: NDArray[np.int64], first: int, units: list[Unit], skip: int) -> None:
+        """Adds the ids of units ``first...`` (unit ``i - first`` at ``ids[offsets[i]:offsets[i+1]]``,
+        a document or a piece of one), less the first ``skip`` tokens."""
+        n = len(ids)
+        starts = offsets[:-1]
+        doc_starts = np.array([u.start for u in units], dtype=bool)
+        doc_ends = np.array([u.end for u in units], dtype=bool)
+        pos = skip
+        while pos < n:
+            if self.shard is None:
+                index = len(self.doc["shards"])
+                self.shard = formats.ShardWriter(self.out, self.fmt, self.itemsize, index, self.shard_tokens)
+                self.shard_docs = 0
+            room = self.shard_tokens - self.shard.tokens
+            if self.fmt == "megatron":  # whole documents only: end at a document's end
+                ends = offsets[1:][doc_ends]
+                # (room < 1 when a document written in pieces has already filled the shard)
+                k = int(np.searchsorted(ends, pos + max(room, 1), side="left"))
+                end = int(ends[k]) if k < len(ends) else n
+                closable = k < len(ends)  # a Megatron shard never ends inside a document
+            else:
+                end = min(n, pos + room)
+                closable = True
+            self._write(ids[pos:end])
+            # Documents are counted where they start (a unit skipped into started earlier).
+            lo = int(np.searchsorted(starts, pos, side="left"))
+            hi = int(np.searchsorted(starts, end, side="left"))
+            self.shard_docs += int(doc_starts[lo:hi].sum())
+            if self.fmt == "megatron":
+                for i in range(lo, hi):
+                    self.doc_len += int(offsets[i + 1] - offsets[i])
+                    if doc_ends[i]:
+                        self.shard.lengths.append(self.doc_len)
+                        self.doc_len = 0
+            pos = end
+            if closable and self.shard.tokens >= self.shard_tokens:
+                if pos < n:
+                    d = int(np.searchsorted(offsets, pos, side="right")) - 1
+                    nxt = (first + d, pos - int(offsets[d]) + (skip if d == 0 else 0))
+                else:
+                    nxt = (first + len(starts), 0)
+                self._close(nxt, complete=False)
+
+    def _write(self, ids: NDArray[Any]) -> None:
+        assert self.shard is not None
+        try:
+            self.shard.write(ids)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, self.shard.paths[0]) from None
+        self.written += len(ids)
+
+    def _close(self, nxt: tuple[int, int], *, complete: bool, replaced: int = 0) -> None:
+        assert self.shard is not None
+        try:
+            files = self.shard.close()
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, self.shard.paths[0]) from None
+        self.doc["shards"].append(
+            {"files": files, "tokens": self.shard.tokens, "documents": self.shard_docs, "next": list(nxt)}
+        )
+        self.doc["tokens"] += self.shard.tokens
+        self.doc["documents"] += self.shard_docs
+        self.shard = None
+        if complete:
+            self.doc["complete"] = True
+            self.doc["replaced"] = replaced
+        manifest.write(self.out, self.doc)
+
+    def finish(self, *, replaced: int) -> None:
+        if self.shard is not None and self.shard.tokens > 0:
+            self._close((-1, 0), complete=True, replaced=replaced)
+            return
+        if self.shard is not None:
+            self.shard.abort()
+            self.shard = None
+        self.doc["complete"] = True
+        self.doc["replaced"] = replaced
+        manifest.write(self.out, self.doc)
+
+    def abort(self) -> None:
+        if self.shard is not None:
+            self.shard.abort()
+            self.shard = None

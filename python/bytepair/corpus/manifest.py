@@ -1,0 +1,71 @@
+"""``manifest.json``: what an output directory holds and how it was made, checked on resume.
+
+The manifest lists the inputs (path, size, mtime), the tokenizer's hash, the options, and each
+finished shard (its files' sizes and sha256, its tokens and documents, and where the next shard
+starts in the input: document index and tokens already written of that document). It is
+rewritten atomically after every shard, so it always describes shards that are complete on
+disk. Its own ``manifest_sha256`` (over the rest of it) catches hand edits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from bytepair._atomic import write_atomic
+from bytepair.errors import CorpusError
+
+if TYPE_CHECKING:
+    from bytepair.tokenizer import Tokenizer
+
+NAME = "manifest.json"
+FORMAT = "bytepair-shards"
+VERSION = 1
+
+
+def tokenizer_hash(tok: Tokenizer) -> str:
+    """sha256 of everything that decides the ids (vocabulary, merges, pattern, normalization,
+    special tokens), not of how the tokenizer was trained. Hashes the token bytes directly
+    (about 0.2 s for o200k; through the JSON file format it took 1 s)."""
+    meta = {
+        "model": "bpe" if tok._merges is not None else "ranks",
+        "pattern": tok.pattern,
+        "normalization": tok.normalization,
+        "special_tokens": tok.special_tokens,
+    }
+    h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    h.update(b"".join(i.to_bytes(4, "little") + len(b).to_bytes(4, "little") + b for i, b in sorted(tok._vocab.items())))
+    for a, b in tok._merges or ():
+        h.update(len(a).to_bytes(4, "little") + a + len(b).to_bytes(4, "little") + b)
+    return h.hexdigest()
+
+
+def _body_hash(doc: dict[str, Any]) -> str:
+    rest = {k: v for k, v in doc.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def write(outdir: str, doc: dict[str, Any]) -> None:
+    doc["manifest_sha256"] = _body_hash(doc)
+    write_atomic(os.path.join(outdir, NAME), (json.dumps(doc, indent=1) + "\n").encode())
+
+
+def read(outdir: str) -> dict[str, Any] | None:
+    """The manifest of ``outdir``, checked against its own hash; ``None`` if there is none."""
+    path = os.path.join(outdir, NAME)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CorpusError(f"{path} is not a valid manifest ({e}); pass --overwrite to start again") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise CorpusError(f"{path} is not a bytepair shard manifest; pass --overwrite to start again")
+    if doc.get("version") != VERSION:
+        raise CorpusError(f"{path}: unknown manifest version {doc.get('version')!r}")
+    if doc.get("manifest_sha256") != _body_hash(doc):
+        raise CorpusError(f"{path} was edited (its sha256 does not match); pass --overwrite to start again")
+    return doc
