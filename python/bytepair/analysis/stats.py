@@ -137,8 +137,11 @@ def _batches(documents: Iterable[str]) -> Iterator[list[str]]:
         yield batch
 
 
-def token_stats(tok: Tokenizer, documents: Iterable[str], *, num_threads: int | None = None) -> TokenStats:
-    """Encodes every document (``encode_batch``) and counts tokens and document frequencies."""
+def token_stats(
+    tok: Tokenizer, documents: Iterable[str], *, num_threads: int | None = None, document_frequencies: bool = True
+) -> TokenStats:
+    """Encodes every document (the array path, no Python int per token) and counts tokens and
+    document frequencies (left at zero with ``document_frequencies=False``, which saves a sort)."""
     n = tok.vocab_size
     size = max([n, *(i + 1 for i in tok.special_tokens.values())])
     counts = np.zeros(size, dtype=np.int64)
@@ -148,15 +151,18 @@ def token_stats(tok: Tokenizer, documents: Iterable[str], *, num_threads: int | 
     for batch in _batches(documents):
         docs += len(batch)
         text_bytes += sum(len(d.encode("utf-8", "surrogatepass")) for d in batch)
-        for ids in tok.encode_batch(batch, disallowed_special=(), num_threads=num_threads):
-            if ids:
-                a = np.asarray(ids, dtype=np.int64)
-                c = np.bincount(a, minlength=size)
-                counts += c
-                if len(a) >= size:
-                    dfs += c > 0
-                else:  # a short document: sorting its ids beats scanning the whole vocabulary
-                    dfs[np.unique(a)] += 1
+        ids, offsets = tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
+        batch_counts = np.bincount(ids, minlength=size)
+        counts += batch_counts
+        if not document_frequencies:
+            continue
+        if len(batch) == 1:
+            dfs += batch_counts > 0
+            continue
+        # Document frequencies: each (document, id) pair once, as one int64 key per token.
+        doc_of = np.repeat(np.arange(len(batch), dtype=np.int64), np.diff(offsets))
+        seen = np.unique(doc_of * size + ids.astype(np.int64))
+        dfs += np.bincount(seen % size, minlength=size)
     if docs == 0:
         raise CorpusError("the corpus has no documents")
     return TokenStats(counts, dfs, docs, text_bytes, n)

@@ -21,9 +21,12 @@ source's share of the mix and tokens per word at that ``alpha``.
 
 Performance notes. A sweep costs one training run plus one encoding of the corpus; the sizes
 themselves are free (O(merges) each). On a 4.5 MB corpus (bench/bench_analysis.py, 6 sizes up to
-8,192) the sweep took 2.3x the training run: the encoding is ~0.15 s, and turning the ids into
-numpy arrays (``np.asarray`` of Python lists) about as much again; the array encoders planned for
-corpus encoding remove the second part. Tried and dropped: counting the corpus' pieces with the
+8,192) the sweep first took 2.3x the training run: the encoding was ~0.15 s, and turning the ids
+into numpy arrays (``np.asarray`` of Python lists) about as much again. Now the ids come from the
+array encoder (``encode_batch_numpy``) and no document frequencies are computed (a sort of every
+token, which only ``stats`` needs): 1.8-1.9x on that small, repetitive corpus, where training is
+cheap; on a real corpus training's merge loop weighs more and the ratio falls.
+Tried and dropped: counting the corpus' pieces with the
 training's counter and encoding each distinct piece once (weighted by its count) gave the same
 counts but took 0.29 s against 0.21 s for encoding the 4.5 MB outright (counting alone was
 0.15 s): counting costs about what encoding does, so it only pays if the training run shares
@@ -115,7 +118,7 @@ def _count(tok: Tokenizer, corpora: Sequence[Corpus]) -> tuple[npt.NDArray[np.in
     for c in corpora:
         docs = list(c.documents())
         words += sum(count_words(d) for d in docs)
-        st = token_stats(tok, docs)
+        st = token_stats(tok, docs, document_frequencies=False)
         text_bytes += st.text_bytes
         counts = st.counts if len(counts) == 0 else counts + st.counts
     return counts, text_bytes, words

@@ -58,7 +58,7 @@ def report_data(tok: Tokenizer, corpora: Sequence[Corpus], *, sample_text: str |
             raise CorpusError(f"corpus {c.name} has no text")
         if first_doc is None:
             first_doc = next(d for d in docs if d.strip())
-        st = token_stats(tok, docs)
+        st = token_stats(tok, docs, document_frequencies=False)
         words = sum(count_words(d) for d in docs)
         curve = tokens_at_every_size(tree, st.counts)
         sources.append({"name": c.name, "words": words, "bytes": st.text_bytes, "tokens": curve.tolist()})
