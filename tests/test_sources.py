@@ -255,3 +255,17 @@ def test_documents_name_the_offset_of_bad_utf8_or_replace_it(tmp_path: Path) -> 
     before = sources.Replaced.count
     assert list(sources.documents(f, errors="replace")) == ["ok", "x\ufffd"]
     assert sources.Replaced.count == before + 1
+
+
+def test_training_on_parquet_rows_equals_training_on_the_same_documents(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rows = ["the quick brown fox\n", "jumps over the lazy dog", "日本語のテキスト " * 3, "the fox, the dog"] * 5
+    pq.write_table(pa.table({"body": rows}), tmp_path / "t.parquet", row_group_size=3)
+    from_parquet = bytepair.train(Source(str(tmp_path / "t.parquet"), text_field="body"), vocab_size=300)
+    from_texts = bytepair.train_from_iterator(rows, vocab_size=300)
+    assert from_parquet.merges == from_texts.merges
+    pq.write_table(pa.table({"text": rows}), tmp_path / "u.parquet")
+    with pytest.raises(bytepair.BytepairError, match="not .jsonl/.gz/.zst/.parquet"):
+        training._paths([str(tmp_path / "u.parquet")])  # what the Dask workers read

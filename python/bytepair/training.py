@@ -45,6 +45,7 @@ from bytepair.sources import (
     decompress_error,
     json_text,
     open_stream,
+    parquet_documents,
     utf8_error,
 )
 from bytepair.sources import resolve as resolve_source
@@ -105,7 +106,12 @@ class _Counting:
             self.bar.update(self.done + n)
 
     def file(self, counter: _core.PieceCounter, f: SourceFile, text_field: str) -> None:
-        if f.compression is None and not f.jsonl and self.normalize is None:
+        if f.parquet:  # each row's text field is a document, read with pyarrow
+            batch = _Batch(counter, self.normalize, self.specials)
+            for doc in parquet_documents(f, text_field):
+                batch.add(doc)
+            batch.flush()
+        elif f.compression is None and not f.jsonl and self.normalize is None:
             counter.add_file(f.path, replace_errors=self.replace, progress=self.tick if self.bar else None)
         else:
             with open(f.path, "rb") as raw:
@@ -689,8 +695,8 @@ def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     (source,) = _as_sources(paths) if not isinstance(paths, list) or paths else [Source([])]
     out = []
     for f in resolve_source(source, strict=False):
-        if f.compression or f.jsonl:
-            raise BytepairError(f"{f.path}: backend='dask' reads plain text files only, not .jsonl/.gz/.zst")
+        if f.compression or f.jsonl or f.parquet:
+            raise BytepairError(f"{f.path}: backend='dask' reads plain text files only, not .jsonl/.gz/.zst/.parquet")
         out.append(f.path)
     return out
 
