@@ -40,6 +40,9 @@ pub mod pretok;
 pub mod ranks;
 pub mod threads;
 pub mod train;
+// WordPiece (issue 10): BERT normalization tables and the WordPiece model.
+pub mod bert_tables;
+pub mod wordpiece;
 
 #[cfg(feature = "python")]
 mod py;

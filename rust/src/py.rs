@@ -937,6 +937,116 @@ impl PyEncoder {
     }
 }
 
+// ---- WordPiece (issue 10) ----------------------------------------------------------------
+
+use crate::wordpiece::{BertOptions, WordPiece};
+
+/// A WordPiece model with BERT normalization and pre-tokenization (`wordpiece`).
+#[pyclass(module = "bytepair._core", frozen, name = "WordPiece")]
+struct PyWordPiece {
+    inner: WordPiece,
+}
+
+#[pymethods]
+impl PyWordPiece {
+    /// `vocab`: (id, token) pairs; `special_tokens`: (text, id) pairs matched in the raw text.
+    #[new]
+    #[pyo3(signature = (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word, clean_text, handle_chinese_chars, strip_accents, lowercase, special_tokens))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        vocab: Vec<(Rank, String)>,
+        unk_token: &str,
+        continuing_subword_prefix: &str,
+        max_input_chars_per_word: usize,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let opts = BertOptions {
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+        };
+        let inner = py
+            .detach(|| {
+                WordPiece::new(
+                    &vocab,
+                    unk_token,
+                    continuing_subword_prefix,
+                    max_input_chars_per_word,
+                    opts,
+                    &special_tokens,
+                )
+            })
+            .map_err(to_py)?;
+        Ok(PyWordPiece { inner })
+    }
+
+    fn encode(&self, py: Python<'_>, text: PyBackedStr) -> Vec<Rank> {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            self.inner.encode(&text, &mut ids, None);
+            ids
+        })
+    }
+
+    fn encode_with_offsets(&self, py: Python<'_>, text: PyBackedStr) -> (Vec<Rank>, Vec<(u32, u32)>) {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            let mut offsets = Vec::new();
+            self.inner.encode(&text, &mut ids, Some(&mut offsets));
+            (ids, offsets)
+        })
+    }
+
+    #[pyo3(signature = (texts, *, with_offsets = false, num_threads = None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        with_offsets: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<(Vec<Rank>, Vec<(u32, u32)>)>> {
+        let threads = parallel(num_threads, None)?.threads;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.encode_batch(&refs, with_offsets, threads)
+        })
+        .map_err(to_py)
+    }
+}
+
+/// BERT normalization + pre-tokenization of `text`: (word, (start, end)) in characters.
+#[pyfunction]
+#[pyo3(signature = (text, *, clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true))]
+fn bert_pre_tokenize(
+    py: Python<'_>,
+    text: PyBackedStr,
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: bool,
+    lowercase: bool,
+) -> Vec<(String, (u32, u32))> {
+    let opts = BertOptions {
+        clean_text,
+        handle_chinese_chars,
+        strip_accents,
+        lowercase,
+    };
+    py.detach(|| crate::wordpiece::pre_tokenize(&opts, &text))
+}
+
+fn add_wordpiece(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyWordPiece>()?;
+    m.add_function(wrap_pyfunction!(bert_pre_tokenize, m)?)?;
+    Ok(())
+}
+// ---- end WordPiece ----------------------------------------------------------------------
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPieceCounter>()?;
@@ -946,5 +1056,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(file_cuts, m)?)?;
     m.add_function(wrap_pyfunction!(train_counters, m)?)?;
+    add_wordpiece(m)?; // WordPiece (issue 10)
     Ok(())
 }
