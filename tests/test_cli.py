@@ -374,9 +374,9 @@ def test_encode_decode_errors(tmp_path: Path, trained: Path, capsys: pytest.Capt
 def test_streaming_in_small_blocks(
     tmp_path: Path, trained: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bytepair.cli
+    import bytepair.cli._common
 
-    monkeypatch.setattr(bytepair.cli, "_BLOCK", 5)  # cuts numbers and UTF-8 characters apart
+    monkeypatch.setattr(bytepair.cli._common, "BLOCK", 5)  # cuts numbers and UTF-8 characters apart
     tok = bytepair.load(str(trained))
     text = "naïve café, 日本語\nthe fox\n"
     src = tmp_path / "in.txt"

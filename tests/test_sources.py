@@ -225,3 +225,33 @@ def test_progress_bar_counts_bytes_of_every_kind(tmp_path: Path, capsys: pytest.
     total = sum(os.path.getsize(p) for p in paths)
     assert "counting" in err and "merging" in err
     assert f"{total / 1000:.1f} KB/{total / 1000:.1f} KB" in err
+
+
+def test_documents_of_each_kind_match_what_was_written(tmp_path: Path) -> None:
+    from bytepair import sources
+
+    docs = ["first doc\n", "zweites Dokument: äöü", "日本語のテキスト"]
+    paths = [
+        write(tmp_path / "a.txt", TEXT.encode()),
+        write(tmp_path / "b.jsonl.gz", "".join(json.dumps({"text": d}) + "\n\n" for d in docs).encode()),
+        write(tmp_path / "c.ndjson.zst", "".join(json.dumps({"body": d}) + "\n" for d in docs).encode()),
+    ]
+    files = sources.resolve(Source([str(p) for p in paths]), strict=True)
+    assert [f.path for f in files] == [str(p) for p in paths]
+    assert list(sources.documents(files[0])) == [TEXT]
+    assert list(sources.documents(files[1])) == docs
+    assert list(sources.documents(files[2], text_field="body")) == docs
+    with pytest.raises(CorpusError, match="line 1 has no 'text' field"):
+        list(sources.documents(files[2]))
+
+
+def test_documents_name_the_offset_of_bad_utf8_or_replace_it(tmp_path: Path) -> None:
+    from bytepair import sources
+
+    bad = write(tmp_path / "bad.jsonl", b'{"text": "ok"}\n' + b'{"text": "x\xff"}\n')
+    (f,) = sources.resolve(Source(str(bad)), strict=False)
+    with pytest.raises(CorpusError, match=r"bad.jsonl: not valid UTF-8 at byte offset 26\b"):
+        list(sources.documents(f))
+    before = sources.Replaced.count
+    assert list(sources.documents(f, errors="replace")) == ["ok", "x\ufffd"]
+    assert sources.Replaced.count == before + 1

@@ -24,7 +24,8 @@ from bytepair.errors import (
 from bytepair.formats.tiktoken import load_tiktoken
 from bytepair.patterns import PATTERNS
 from bytepair.tokenizer import StreamDecoder, Tokenizer
-from bytepair.training import Source, sources_table, train, train_from_counts, train_from_iterator
+from bytepair.sources import Source
+from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
 
 try:
     __version__ = version("bytepair")

@@ -25,14 +25,9 @@ from __future__ import annotations
 
 import codecs
 import enum
-import glob
-import gzip
-import io
-import json
 import os
 import time
 import warnings
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -41,6 +36,18 @@ from bytepair import _core, _normalize
 from bytepair._progress import Progress, size_text, wanted
 from bytepair.errors import BytepairError, BytepairWarning, CorpusError
 from bytepair.patterns import resolve
+from bytepair.sources import (
+    DECOMPRESS_ERRORS,
+    PathLike,
+    Replaced,
+    Source,
+    SourceFile,
+    decompress_error,
+    json_text,
+    open_stream,
+    utf8_error,
+)
+from bytepair.sources import resolve as resolve_source
 from bytepair.tokenizer import Tokenizer, _repair_surrogates, reserved_name
 
 __all__ = [
@@ -53,14 +60,11 @@ __all__ = [
     "train_from_iterator",
 ]
 
-PathLike = str | os.PathLike[str]
 
 _BATCH_BYTES = 8 << 20
 _BATCH_DOCS = 4096
 _READ_BYTES = 8 << 20  # block size for files read in Python
-_HEAD_BYTES = 1 << 16  # checked for UTF-8 before counting starts
 WEIGHT_DENOMINATOR = 1 << 16
-_GLOB_CHARS = frozenset("*?[")
 
 
 class _Unset(enum.Enum):
@@ -76,186 +80,6 @@ def _version() -> str:
     return __version__
 
 
-# ---------------------------------------------------------------------------- sources
-
-
-class Source:
-    """One training source: files, or an iterable of ``str`` documents.
-
-    ``Source("data/zh/*.txt", name="zh")``: ``paths`` is a path, a glob (``**`` recurses), a
-    directory (every file under it that is not hidden, recursively), or a list of those. Files
-    are plain text (each file is one document), ``.jsonl`` / ``.ndjson`` (each line a JSON
-    object whose ``text_field`` is one document), either optionally compressed as ``.gz`` or
-    ``.zst`` (``pip install bytepair[zstd]``).
-
-    ``Source(texts=dataset["text"], name="wiki")``: any iterable of ``str`` documents (a list,
-    a generator, a Hugging Face ``datasets`` column); it is iterated once.
-    """
-
-    def __init__(
-        self,
-        paths: PathLike | Iterable[PathLike] | None = None,
-        *,
-        texts: Iterable[str] | None = None,
-        name: str | None = None,
-        text_field: str = "text",
-    ) -> None:
-        if (paths is None) == (texts is None):
-            raise TypeError("Source() takes paths or texts=..., exactly one of them")
-        if texts is not None and isinstance(texts, (str, bytes)):
-            raise TypeError("Source(texts=...) takes an iterable of str documents, not a single str")
-        if not isinstance(text_field, str) or not text_field:
-            raise TypeError(f"text_field must be a non-empty str, got {text_field!r}")
-        if paths is not None:
-            items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-            for p in items:
-                if not isinstance(p, (str, os.PathLike)):
-                    raise TypeError(f"paths must be str or os.PathLike, got {type(p).__name__}")
-            self.paths: list[str] | None = [os.fspath(p) for p in items]
-            default = self.paths[0] if len(self.paths) == 1 else f"{len(self.paths)} paths"
-        else:
-            self.paths = None
-            default = "texts"
-        self.texts = texts
-        self.name = name if name is not None else default
-        self.text_field = text_field
-
-    def __repr__(self) -> str:
-        what = f"texts={type(self.texts).__name__}" if self.paths is None else repr(self.paths)
-        return f"Source({what}, name={self.name!r})"
-
-
-@dataclass
-class _File:
-    path: str
-    size: int
-    compression: str | None  # None, "gz", "zst"
-    jsonl: bool
-
-
-def _kind(path: str) -> tuple[str | None, bool]:
-    name = os.path.basename(path).lower()
-    compression = None
-    for ext in ("gz", "zst"):
-        if name.endswith("." + ext):
-            compression, name = ext, name[: -len(ext) - 1]
-    return compression, name.endswith((".jsonl", ".ndjson"))
-
-
-def _not_found(spec: str, what: str) -> FileNotFoundError:
-    """The error for a path or glob that names no file. A str with a line break, or longer
-    than any path, is most likely text passed where a path goes: say so, briefly."""
-    if "\n" in spec or len(spec) > 4096:
-        shown = repr(spec[:40]) + ("..." if len(spec) > 40 else "")
-        return FileNotFoundError(
-            f"{shown} ({len(spec):,} characters) is not a file: train() reads a str as a path; "
-            "to train on text in memory use train_from_iterator([text], ...)"
-        )
-    return FileNotFoundError(f"{spec}: {what}")
-
-
-def _expand(spec: str) -> list[str]:
-    """The files a path, glob or directory names (sorted), or an error naming it."""
-    if os.path.isdir(spec):
-        found = []
-        for root, dirs, files in os.walk(spec):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            found += [os.path.join(root, f) for f in sorted(files) if not f.startswith(".")]
-        if not found:
-            raise CorpusError(f"{spec} is a directory with no files in it")
-        return found
-    if os.path.exists(spec) or not _GLOB_CHARS & set(spec):
-        if not os.path.exists(spec):
-            raise _not_found(spec, "no such file")
-        return [spec]
-    out: list[str] = []
-    for hit in sorted(glob.glob(spec, recursive=True)):
-        out += _expand(hit) if os.path.isdir(hit) else [hit]
-    if not out:
-        raise _not_found(spec, "no file matches this pattern")
-    return out
-
-
-def _open_stream(f: _File, raw: IO[bytes]) -> IO[bytes]:
-    """The decompressed byte stream of an open file."""
-    if f.compression == "gz":
-        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), buffer_size=1 << 20)
-    if f.compression == "zst":
-        zstandard = _zstandard(f.path)
-        reader: IO[bytes] = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw), buffer_size=1 << 20)
-        return reader
-    return raw
-
-
-def _zstandard(path: str) -> Any:
-    try:
-        import zstandard  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise BytepairError(
-            f"{path} is zstd-compressed; reading it needs the zstandard package: pip install 'bytepair[zstd]'"
-        ) from None
-    return zstandard
-
-
-_DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (gzip.BadGzipFile, EOFError, zlib.error)
-
-
-def _decompress_error(f: _File, e: BaseException) -> CorpusError:
-    return CorpusError(f"{f.path}: cannot decompress ({f.compression}): {e}")
-
-
-def _check_file(f: _File, strict: bool) -> None:
-    """Fails now, not hours into counting, for a file that cannot be read or whose start is
-    not UTF-8 (the rest is checked as it is read)."""
-    if not os.path.isfile(f.path):
-        raise CorpusError(f"{f.path} is not a regular file")
-    if not os.access(f.path, os.R_OK):
-        raise PermissionError(f"{f.path}: not readable")
-    if f.compression == "zst":
-        _zstandard(f.path)
-    with open(f.path, "rb") as raw:
-        try:
-            head = _open_stream(f, raw).read(_HEAD_BYTES)
-        except _DECOMPRESS_ERRORS as e:
-            raise _decompress_error(f, e) from None
-        except Exception as e:  # zstandard.ZstdError and friends
-            raise _decompress_error(f, e) from None
-    if strict:
-        try:
-            codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=False)
-        except UnicodeDecodeError as e:
-            where = " of the decompressed stream" if f.compression else ""
-            raise CorpusError(
-                f"{f.path}: not valid UTF-8 at byte offset {e.start}{where} "
-                '(pass errors="replace" to replace bad bytes)'
-            ) from None
-
-
-def _resolve(source: Source, strict: bool) -> list[_File]:
-    files = []
-    for spec in source.paths or []:
-        for path in _expand(spec):
-            compression, jsonl = _kind(path)
-            files.append(_File(path, os.path.getsize(path), compression, jsonl))
-    for f in files:
-        _check_file(f, strict)
-    return files
-
-
-class _Replaced:
-    """A UTF-8 error handler that replaces like "replace" and counts the replacements."""
-
-    count = 0
-
-    @classmethod
-    def handler(cls, e: UnicodeError) -> tuple[str, int]:
-        if not isinstance(e, UnicodeDecodeError):  # pragma: no cover
-            raise e
-        cls.count += 1
-        return "\ufffd", e.end
-
-
-codecs.register_error("bytepair.replace", _Replaced.handler)
 
 
 class _Counting:
@@ -280,32 +104,26 @@ class _Counting:
         if self.bar is not None:
             self.bar.update(self.done + n)
 
-    def file(self, counter: _core.PieceCounter, f: _File, text_field: str) -> None:
+    def file(self, counter: _core.PieceCounter, f: SourceFile, text_field: str) -> None:
         if f.compression is None and not f.jsonl and self.normalize is None:
             counter.add_file(f.path, replace_errors=self.replace, progress=self.tick if self.bar else None)
         else:
             with open(f.path, "rb") as raw:
-                stream = _open_stream(f, raw)
+                stream = open_stream(f, raw)
                 try:
                     if f.jsonl:
                         self._jsonl(counter, f, stream, raw, text_field)
                     else:
                         self._text(counter, f, stream, raw)
-                except _DECOMPRESS_ERRORS as e:
-                    raise _decompress_error(f, e) from None
+                except DECOMPRESS_ERRORS as e:
+                    raise decompress_error(f, e) from None
         self.done += f.size
         self.tick(0)
 
     def _decoder(self) -> codecs.IncrementalDecoder:
         return codecs.getincrementaldecoder("utf-8")("bytepair.replace" if self.replace else "strict")
 
-    def _utf8_error(self, f: _File, offset: int) -> CorpusError:
-        where = " of the decompressed stream" if f.compression else ""
-        return CorpusError(
-            f"{f.path}: not valid UTF-8 at byte offset {offset}{where} (pass errors=\"replace\" to replace bad bytes)"
-        )
-
-    def _text(self, counter: _core.PieceCounter, f: _File, stream: IO[bytes], raw: IO[bytes]) -> None:
+    def _text(self, counter: _core.PieceCounter, f: SourceFile, stream: IO[bytes], raw: IO[bytes]) -> None:
         """One document read in blocks; Rust decodes it unless it must be normalized first."""
         pending = b""  # bytes not yet counted (Rust waits for a place to cut)
         offset = 0  # stream offset of pending[0]
@@ -319,12 +137,12 @@ class _Counting:
                 pending += block
             else:
                 held = len(decoder.getstate()[0])
-                before = _Replaced.count
+                before = Replaced.count
                 try:
                     text += decoder.decode(block, final=last)
                 except UnicodeDecodeError as e:
-                    raise self._utf8_error(f, read - held + e.start) from None
-                self.replaced_in_python += _Replaced.count - before
+                    raise utf8_error(f, read - held + e.start) from None
+                self.replaced_in_python += Replaced.count - before
                 cut = len(text) if last else _normalize.safe_cut(text, self.specials)
                 if cut:
                     assert self.normalize is not None
@@ -344,30 +162,22 @@ class _Counting:
         counter.end_document()
 
     def _jsonl(
-        self, counter: _core.PieceCounter, f: _File, stream: IO[bytes], raw: IO[bytes], field: str
+        self, counter: _core.PieceCounter, f: SourceFile, stream: IO[bytes], raw: IO[bytes], field: str
     ) -> None:
         errors = "bytepair.replace" if self.replace else "strict"
         offset = 0
         batch = _Batch(counter, self.normalize, self.specials)
         for lineno, line in enumerate(stream, 1):
-            before = _Replaced.count
+            before = Replaced.count
             try:
                 text = line.decode("utf-8", errors)
             except UnicodeDecodeError as e:
-                raise self._utf8_error(f, offset + e.start) from None
-            self.replaced_in_python += _Replaced.count - before
+                raise utf8_error(f, offset + e.start) from None
+            self.replaced_in_python += Replaced.count - before
             offset += len(line)
             if not text.strip():
                 continue
-            try:
-                doc = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise CorpusError(f"{f.path}: line {lineno} is not valid JSON: {e.msg}") from None
-            if not isinstance(doc, dict) or field not in doc:
-                raise CorpusError(f"{f.path}: line {lineno} has no {field!r} field (choose it with text_field=)")
-            value = doc[field]
-            if not isinstance(value, str):
-                raise CorpusError(f"{f.path}: line {lineno}: {field!r} is {type(value).__name__}, not a string")
+            value = json_text(text, f.path, lineno, field)
             if batch.add(value):
                 self.tick(raw.tell())
         batch.flush()
@@ -711,7 +521,7 @@ def train(
             srcs, plan, vocab_size=vocab_size, backend=backend, client=client, errors=errors, progress=progress
         )
     # Every file is found, opened and its start checked before counting starts.
-    files = [_resolve(s, strict=errors == "strict") for s in srcs]
+    files = [resolve_source(s, strict=errors == "strict") for s in srcs]
     show = wanted(progress)
     started = time.perf_counter()
     has_texts = any(s.texts is not None for s in srcs)
@@ -882,7 +692,7 @@ def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     checks them (the Dask workers call this where they read the files)."""
     (source,) = _as_sources(paths) if not isinstance(paths, list) or paths else [Source([])]
     out = []
-    for f in _resolve(source, strict=False):
+    for f in resolve_source(source, strict=False):
         if f.compression or f.jsonl:
             raise BytepairError(f"{f.path}: backend='dask' reads plain text files only, not .jsonl/.gz/.zst")
         out.append(f.path)

@@ -1,0 +1,98 @@
+"""The ``bytepair`` command: train, inspect and run tokenizers from the shell.
+
+    bytepair train corpus.txt --vocab-size 32000 -o tok.json
+    bytepair train --sample --vocab-size 1000 -o shakespeare.json
+    bytepair show tok.json --limit 20
+    echo "To be, or not to be" | bytepair encode -t tok.json
+    bytepair encode -t tok.json input.txt | bytepair decode -t tok.json
+
+One module per command, each with ``add_parser(commands)`` (its options and help) and
+``run(args, parser)``; ``COMMANDS`` lists them in the order ``--help`` shows them.
+Errors are printed as one line, ``bytepair: error: <message>``, with exit status 1 (2 for
+wrong usage); Ctrl-C exits with 130. ``python -m bytepair`` runs the same command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+import bytepair
+from bytepair.cli import decode, encode, show, train
+from bytepair.cli._common import PROG, CommandError, Formatter
+from bytepair.errors import BytepairError
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: tuple[ModuleType, ...] = (train, encode, decode, show)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        formatter_class=Formatter,
+        description="Train, inspect and run byte-level BPE tokenizers.",
+        epilog=f"""\
+examples:
+  {PROG} train --sample --vocab-size 1000 -o shakespeare.json
+  {PROG} show shakespeare.json --limit 20
+  echo "To be, or not to be" | {PROG} encode -t shakespeare.json
+  {PROG} encode -t shakespeare.json play.txt | {PROG} decode -t shakespeare.json
+
+Run `{PROG} COMMAND --help` for the options of each command.""",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {bytepair.__version__}")
+    commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def _error_message(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        return f"{e.filename}: {e.strerror[:1].lower()}{e.strerror[1:]}"
+    message = str(e) or type(e).__name__
+    return " ".join(message.split("\n")) if "\n" in message else message
+
+
+def _fail(message: str) -> int:
+    sys.stdout.flush()
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``bytepair`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = _parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list:
+        parser.print_help()
+        return 0
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # --help, --version, usage errors
+        return e.code if isinstance(e.code, int) else 0 if e.code is None else 2
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        status: int = args.run(args, args.subparser)
+        return status
+    except SystemExit as e:  # parser.error() inside a command
+        return e.code if isinstance(e.code, int) else 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`bytepair encode ... | head`): stop quietly, as SIGPIPE would.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except CommandError as e:
+        return _fail(str(e))
+    except (BytepairError, ValueError, OSError) as e:
+        return _fail(_error_message(e))

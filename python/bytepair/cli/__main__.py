@@ -1,0 +1,5 @@
+"""``python -m bytepair.cli``: the same as the ``bytepair`` command."""
+
+from bytepair.cli import main
+
+raise SystemExit(main())

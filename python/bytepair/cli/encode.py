@@ -1,0 +1,98 @@
+"""``bytepair encode``: text to token ids (or tokens, or a count)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from bytepair._display import token_repr
+from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_tokenizer, open_input, read_text
+from bytepair.errors import DisallowedSpecialTokenError
+from bytepair.tokenizer import Tokenizer
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.text is not None and args.file is not None:
+        parser.error("give a FILE or --text, not both")
+    tok = load_tokenizer(args.tokenizer)
+    if args.allow_special:
+        options: dict[str, Any] = {"allowed_special": "all"}
+    elif args.ordinary:
+        options = {"disallowed_special": ()}
+    else:
+        options = {}
+    out = sys.stdout
+    with contextlib.ExitStack() as stack:
+        if args.text is not None:
+            texts: Iterable[str] = [args.text]
+        else:
+            stream, name = stack.enter_context(open_input(args.file))
+            texts = read_text(stream, name)
+        ids = tok.encode_iterable(texts, **options)
+        try:
+            if args.count:
+                out.write(f"{sum(1 for _ in ids)}\n")
+            else:
+                _write_ids(out, tok, ids, as_tokens=args.tokens)
+        except DisallowedSpecialTokenError as e:
+            out.flush()
+            raise CommandError(_special_hint(e)) from None
+    return 0
+
+
+def _write_ids(out: TextIO, tok: Tokenizer, ids: Iterable[int], *, as_tokens: bool) -> None:
+    batch: list[str] = []
+    first = True
+    for i in ids:
+        batch.append(token_repr(tok.token_bytes(i)) if as_tokens else str(i))
+        if len(batch) >= 8192:
+            out.write(("" if first else " ") + " ".join(batch))
+            first = False
+            batch = []
+    out.write(("" if first or not batch else " ") + " ".join(batch) + "\n")
+
+
+def _special_hint(e: DisallowedSpecialTokenError) -> str:
+    what = getattr(e, "token", None)
+    if isinstance(what, str):
+        found = f"the input contains the special token {what!r}"
+    else:
+        # the library's message also names its keyword arguments; keep its first sentence only.
+        found = str(e).split(". ")[0].replace("the text contains", "the input contains")
+    return f"{found}; pass --allow-special to encode special tokens as their ids, or --ordinary to encode them as text"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    encode = commands.add_parser(
+        "encode",
+        formatter_class=Formatter,
+        help="encode text to token ids",
+        description="""\
+Encode text to token ids and print them on one line, separated by spaces.
+
+The whole input is encoded as one text (newlines included, so
+`encode | decode` gives back the input byte for byte). The input is read from
+FILE, or from stdin when FILE is - or missing, and must be UTF-8. Special-token
+text in the input is an error unless --allow-special or --ordinary is given.""",
+        epilog=f"""\
+examples:
+  echo "To be, or not to be" | {PROG} encode -t shakespeare.json
+  {PROG} encode -t tok.json --text "hello world" --tokens    # show the tokens, not ids
+  {PROG} encode -t cl100k_base corpus.txt --count            # count tokens as GPT-4 does
+  {PROG} encode -t tok.json --allow-special chat.txt > ids.txt""",
+    )
+    encode.add_argument("file", nargs="?", metavar="FILE", help="input text file (default: stdin)")
+    encode.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP)
+    encode.add_argument("--text", metavar="TEXT", help="encode TEXT instead of reading a file")
+    special = encode.add_mutually_exclusive_group()
+    special.add_argument(
+        "--allow-special", action="store_true", help="encode special-token text as the special tokens' ids"
+    )
+    special.add_argument("--ordinary", action="store_true", help="encode special-token text as ordinary text")
+    output = encode.add_mutually_exclusive_group()
+    output.add_argument("--count", action="store_true", help="print only the number of tokens")
+    output.add_argument("--tokens", action="store_true", help="print each token's text, quoted, instead of its id")
+    encode.set_defaults(run=run, subparser=encode)

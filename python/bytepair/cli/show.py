@@ -1,0 +1,206 @@
+"""``bytepair show``: describe a tokenizer and list its merges (or its tokens)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from bytepair._display import token_repr
+from bytepair._progress import size_text
+from bytepair.cli._common import PROG, Formatter, load_tokenizer, duration, plural, positive, table
+from bytepair.errors import VocabError
+from bytepair.tokenizer import Tokenizer
+from bytepair.training import sources_table
+
+_TOKEN_COLUMNS = 32  # widest token shown by `show` before it is cut with "…"
+
+
+def _pattern_label(tok: Tokenizer) -> str:
+    if tok.pattern_name is not None:
+        return tok.pattern_name
+    if tok.pattern is None:
+        return "none (the whole text is one piece)"
+    regex = tok.pattern.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    regex = regex if len(regex) <= 70 else regex[:69] + "…"
+    return f"custom: {regex}"
+
+
+def _training_lines(info: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    inputs = info.get("input")
+    if isinstance(inputs, dict):
+        parts = []
+        files = inputs.get("files")
+        if isinstance(files, list) and files:
+            shown = ", ".join(str(f) for f in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            parts.append(shown)
+        if isinstance(inputs.get("bytes"), int):
+            parts.append(size_text(inputs["bytes"]))
+        if isinstance(inputs.get("documents"), int):
+            parts.append(plural(inputs["documents"], "document"))
+        if isinstance(info.get("distinct_pieces"), int):
+            parts.append(plural(info["distinct_pieces"], "distinct piece"))
+        if parts:
+            lines.append("trained on      " + ", ".join(parts))
+    opts = []
+    if isinstance(info.get("vocab_size"), int):
+        opts.append(f"asked for vocab size {info['vocab_size']:,}")
+    if isinstance(info.get("min_frequency"), int):
+        opts.append(f"min frequency {info['min_frequency']}")
+    if isinstance(info.get("merges_learned"), int):
+        opts.append(f"{info['merges_learned']:,} merges learned")
+    if isinstance(info.get("max_token_length"), int):
+        opts.append(f"max token length {info['max_token_length']} bytes")
+    if info.get("stopped_early"):
+        opts.append("stopped early (no pair reached the min frequency)")
+    seconds = info.get("seconds")
+    if isinstance(seconds, dict) and all(isinstance(v, (int, float)) for v in seconds.values()):
+        opts.append("in " + duration(sum(seconds.values())))
+    if info.get("bytepair_version"):
+        opts.append(f"bytepair {info['bytepair_version']}")
+    if opts:
+        lines.append("training        " + ", ".join(opts))
+    base = info.get("base")
+    if isinstance(base, dict) and isinstance(base.get("vocab_size"), int):
+        lines.append(
+            f"continued from  a base of {base['vocab_size']:,} tokens and {base.get('merges', 0):,} merges, kept as they were"
+        )
+    return lines
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    tok = load_tokenizer(args.tokenizer)
+    limit = 0 if args.all else args.limit
+    try:
+        merges: list[tuple[bytes, bytes]] | None = tok.merges
+    except VocabError:
+        merges = None
+    vocab = tok.vocab
+    specials = tok.special_tokens
+    pretrained = not os.path.exists(args.tokenizer)
+    lines = [f"{args.tokenizer} (pretrained encoding, same ids as tiktoken)" if pretrained else args.tokenizer]
+    if merges is not None:
+        lines.append("model           byte-level BPE (merge list)")
+        extra = len(vocab) - 256 - len(merges)
+        size = f"{tok.vocab_size:,} = 256 bytes + {plural(len(merges), 'merge')}"
+        if extra:
+            size += f" + {extra:,} other tokens"
+    else:
+        lines.append("model           byte-level BPE (token ranks, as tiktoken)")
+        size = f"{tok.vocab_size:,} = {len(vocab):,} ranked tokens"
+    n_new_specials = tok.vocab_size - len(vocab)
+    size += f" + {plural(n_new_specials, 'special token')}"
+    lines.append(f"vocab size      {size}")
+    lines.append(f"pattern         {_pattern_label(tok)}")
+    if tok.normalization is not None:
+        lines.append(f"normalization   {tok.normalization} (applied before encoding)")
+    reserved = set(tok.reserved_special_tokens)
+    named = {t: i for t, i in specials.items() if t not in reserved}
+    if named:
+        shown = ", ".join(f"{t!r} = {i}" for t, i in sorted(named.items(), key=lambda kv: kv[1]))
+        lines.append(f"special tokens  {shown}")
+    elif not reserved:
+        lines.append("special tokens  none")
+    if reserved:
+        slots = sorted(specials[t] for t in reserved)
+        if len(slots) == 1:
+            span = str(slots[0])
+        elif slots[-1] - slots[0] == len(slots) - 1:
+            span = f"{slots[0]}-{slots[-1]}"
+        else:
+            span = ", ".join(map(str, slots))
+        lines.append(
+            f"reserved slots  {len(slots):,} unclaimed (ids {span}); claim them with Tokenizer.with_special_tokens"
+        )
+    if tok.special_tokens_map:
+        lines.append("roles           " + ", ".join(f"{r} = {t!r}" for r, t in tok.special_tokens_map.items()))
+    lines.extend(_training_lines(tok.training))
+    sources = tok.training.get("sources")
+    if isinstance(sources, list) and len(sources) > 1:
+        lines.append("sources (alpha {}):".format(tok.training.get("alpha", 1.0)))
+        lines.extend("  " + line for line in sources_table(tok).splitlines())
+    lines.append("")
+
+    if merges is not None and not args.tokens:
+        ids = {b: i for i, b in vocab.items()}
+        total = len(merges)
+        shown_n = total if limit == 0 else min(limit, total)
+        rows = [["rank", "id", "token", "", "left", "", "right"]]
+        for rank, (a, b) in enumerate(merges[:shown_n]):
+            rows.append(
+                [
+                    str(rank),
+                    str(ids.get(a + b, "?")),
+                    token_repr(a + b, _TOKEN_COLUMNS),
+                    "=",
+                    token_repr(a, _TOKEN_COLUMNS),
+                    "+",
+                    token_repr(b, _TOKEN_COLUMNS),
+                ]
+            )
+        what = "merges"
+        if total:
+            lines.append(
+                f"merges {'(all)' if shown_n == total else f'0-{shown_n - 1} of {total:,}'}, in the order learned:"
+            )
+            lines.extend(
+                table(rows, [True, True, False, False, False, False, False], ["  ", "  ", " ", " ", " ", " "])
+            )
+        else:
+            lines.append("no merges: this tokenizer has only the 256 byte tokens")
+    else:
+        entries = sorted(vocab.items()) + [
+            (i, t.encode("utf-8")) for t, i in sorted(specials.items(), key=lambda kv: kv[1]) if i not in vocab
+        ]
+        special_ids = set(specials.values())
+        total = len(entries)
+        shown_n = total if limit == 0 else min(limit, total)
+        rows = [["id", "token", ""]]
+        for i, b in entries[:shown_n]:
+            rows.append([str(i), token_repr(b, _TOKEN_COLUMNS * 2), "(special)" if i in special_ids else ""])
+        what = "tokens"
+        lines.append(f"tokens {'(all)' if shown_n == total else f'{shown_n:,} of {total:,}'}, by id:")
+        lines.extend(table(rows, [True, False, False], ["  ", "  "]))
+    if shown_n < total:
+        lines.append(f"... {total - shown_n:,} more {what}; see them with --limit N or --all")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    show = commands.add_parser(
+        "show",
+        formatter_class=Formatter,
+        help="describe a tokenizer and list its merges",
+        description="""\
+Describe a tokenizer (vocab size, split pattern, special tokens, how it was
+trained) and list its merges in the order they were learned:
+
+  rank   id  token    left   right
+    12  268  ' the' = ' t' + 'he'
+
+Tokens are quoted like Python strings: invisible characters are escaped (\\n,
+\\u00a0), and bytes that are not whole UTF-8 characters are shown as \\xNN.
+Tokenizers without a merge list (tiktoken's rank model) list tokens by id.""",
+        epilog=f"""\
+examples:
+  {PROG} show shakespeare.json             # the first 50 merges
+  {PROG} show shakespeare.json --limit 20
+  {PROG} show tok.json --all | less        # every merge
+  {PROG} show tok.json --tokens            # the vocabulary by id
+  {PROG} show o200k_base --limit 300       # GPT-4o's tokens (pretrained encodings have no merge list)""",
+    )
+    show.add_argument(
+        "tokenizer", metavar="TOK", help="tokenizer file, or a pretrained encoding name (cl100k_base, ...)"
+    )
+    show.add_argument(
+        "--limit", type=positive, default=50, metavar="N", help="list the first N merges (or tokens) (default 50; 0 = all)"
+    )
+    show.add_argument("--all", action="store_true", help="list them all (same as --limit 0)")
+    show.add_argument("--tokens", action="store_true", help="list the vocabulary by id instead of the merges")
+    show.set_defaults(run=run, subparser=show)
+
+
+# ---------------------------------------------------------------------------- main

@@ -1,0 +1,338 @@
+"""``bytepair train``: train a tokenizer on files and print a summary of what was learned."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.resources
+import os
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import bytepair
+from bytepair._progress import size_text
+from bytepair.cli._common import (
+    PROG,
+    CommandError,
+    Formatter,
+    load_tokenizer,
+    pattern_arg,
+    plural,
+    positive,
+    duration,
+    warn,
+)
+from bytepair.tokenizer import Tokenizer
+from bytepair.training import sources_table
+
+SAMPLE = "tinyshakespeare.txt"
+SAMPLE_VOCAB_SIZE = 1000
+_UNSET_PATTERN = object()  # --pattern not given: gpt4, or the base tokenizer's
+
+
+def _sample_path(stack: contextlib.ExitStack) -> str:
+    resource = importlib.resources.files("bytepair").joinpath("data", SAMPLE)
+    if not resource.is_file():
+        raise CommandError(f"the sample corpus {SAMPLE} is missing from this installation of bytepair")
+    return os.fspath(stack.enter_context(importlib.resources.as_file(resource)))
+
+
+def _check_output(path: str) -> None:
+    """Fails before training, not after, when the output cannot be written."""
+    if os.path.isdir(path):
+        raise CommandError(f"-o {path} is a directory; give a file name such as {os.path.join(path, 'tok.json')}")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CommandError(f"cannot write {path}: the directory {directory} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise CommandError(f"cannot write {path}: the directory {directory} is not writable")
+
+
+def _source_arg(value: str) -> tuple[str, str]:
+    name, sep, path = value.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH (a file, glob or directory), got {value!r}")
+    return name, path
+
+
+def _role_arg(value: str) -> tuple[str, str]:
+    role, sep, token = value.partition("=")
+    if not sep or not role or not token:
+        raise argparse.ArgumentTypeError(f"expected ROLE=TOKEN, e.g. eos='<|endoftext|>', got {value!r}")
+    return role, token
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    given = sum(bool(x) for x in (args.sample, args.files, args.source))
+    if given > 1:
+        parser.error("give training FILES, --source NAME=PATH options or --sample, not several of them")
+    if not given:
+        parser.error("give the training FILES (or --source NAME=PATH, or --sample to train on the bundled Shakespeare sample)")
+    if args.vocab_size is None:
+        if not args.sample:
+            parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
+        args.vocab_size = SAMPLE_VOCAB_SIZE
+    _check_output(args.output)
+    options: dict[str, Any] = {}
+    if args.base is not None:
+        options["base"] = load_tokenizer(args.base)
+    if args.pattern is not _UNSET_PATTERN:
+        options["pattern"] = args.pattern
+    if args.normalization is not None:
+        options["normalization"] = args.normalization
+
+    with contextlib.ExitStack() as stack:
+        if args.sample:
+            sources: Any = [_sample_path(stack)]
+            names = sources
+        elif args.source:
+            grouped: dict[str, list[str]] = {}
+            for name, path in args.source:
+                grouped.setdefault(name, []).append(path)
+            sources = [bytepair.Source(paths, name=name, text_field=args.text_field) for name, paths in grouped.items()]
+            names = list(grouped)
+        else:
+            sources = [bytepair.Source(args.files, text_field=args.text_field)]
+            names = list(args.files)
+        started = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tok = bytepair.train(
+                sources,
+                vocab_size=args.vocab_size,
+                special_tokens=args.special,
+                reserved_special_tokens=args.reserved_special_tokens,
+                min_frequency=args.min_frequency,
+                max_token_length=args.max_token_length,
+                alpha=args.alpha,
+                errors=args.errors,
+                progress=args.progress,
+                **options,
+            )
+        trained = time.perf_counter() - started
+        for w in caught:
+            warn(str(w.message))
+        if args.role:
+            tok = tok.with_special_tokens(roles=dict(args.role))
+        tok.save(args.output)
+
+    _print_summary(tok, args, names, trained)
+    return 0
+
+
+def _print_summary(tok: Tokenizer, args: argparse.Namespace, names: Sequence[str], trained: float) -> None:
+    info = tok.training
+    inputs: dict[str, Any] = info.get("input", {})
+    seconds: dict[str, float] = info.get("seconds", {})
+    learned: int = info.get("merges_learned", len(tok.merges))
+    base = info.get("base")
+    n_before = base["merges"] if base else 0
+    n_special = len(tok.special_tokens)
+    wanted_merges = learned + (args.vocab_size - tok.vocab_size)
+    err = sys.stderr
+    if args.sample:
+        source = f"the sample {SAMPLE}"
+    elif args.source:
+        source = f"{plural(len(names), 'source')} ({', '.join(names)})"
+    elif len(names) <= 3:
+        source = ", ".join(names)
+    else:
+        source = f"{names[0]} and {len(names) - 1:,} more"
+    timing = ", ".join(f"{k} {duration(v)}" for k, v in seconds.items())
+    print(f"trained on {source} in {duration(trained)}" + (f" ({timing})" if timing else ""), file=err)
+    n_bytes = inputs.get("bytes")
+    if n_bytes is not None:
+        docs = inputs.get("documents")
+        line = f"  input            {size_text(n_bytes)}"
+        if docs is not None:
+            line += f", {plural(docs, 'document')}"
+        if inputs.get("replaced_bytes"):
+            line += f", {plural(inputs['replaced_bytes'], 'bad UTF-8 sequence')} replaced by U+FFFD"
+        print(line, file=err)
+    if "distinct_pieces" in info:
+        print(f"  distinct pieces  {info['distinct_pieces']:,}", file=err)
+    print(
+        f"  merges           {learned:,} learned"
+        + (f" of {wanted_merges:,} wanted" if learned < wanted_merges else "")
+        + (f", after the base tokenizer's {n_before:,}" if base else ""),
+        file=err,
+    )
+    if base:
+        print(
+            f"  vocab size       {tok.vocab_size:,} = the base's {base['vocab_size']:,} + {plural(learned, 'merge')}"
+            f" + {plural(tok.vocab_size - base['vocab_size'] - learned, 'new special token')}",
+            file=err,
+        )
+    else:
+        print(
+            f"  vocab size       {tok.vocab_size:,} = 256 bytes + {plural(learned, 'merge')}"
+            f" + {plural(n_special, 'special token')}",
+            file=err,
+        )
+    sources: list[dict[str, Any]] = info.get("sources") or []
+    if not args.no_stats:
+        text_bytes = sum(int(s.get("text_bytes") or 0) for s in sources)
+        tokens = sum(int(s.get("tokens") or 0) for s in sources)
+        words = sum(int(s.get("words") or 0) for s in sources)
+        if tokens:
+            per_word = f", {tokens / words:.2f} tokens/word" if words else ""
+            print(
+                f"  compression      {text_bytes / tokens:.2f} bytes/token on the training data"
+                f" ({text_bytes:,} bytes -> {tokens:,} tokens){per_word}",
+                file=err,
+            )
+        else:
+            print("  compression      n/a (the training data is empty)", file=err)
+        if len(sources) > 1:
+            print("", file=err)
+            print(sources_table(tok), file=err)
+            print("", file=err)
+    if info.get("stopped_early", learned < wanted_merges):
+        print(
+            f"note: training stopped early: after {plural(learned, 'merge')} no pair of tokens occurs "
+            f"{args.min_frequency} or more times (--min-frequency {args.min_frequency}), so the vocabulary has "
+            f"{tok.vocab_size:,} tokens, not the {args.vocab_size:,} asked for. Train on more text, "
+            "or lower --vocab-size or --min-frequency.",
+            file=err,
+        )
+    print(f"wrote {args.output}; look inside with: {PROG} show {args.output}", file=err)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    train = commands.add_parser(
+        "train",
+        formatter_class=Formatter,
+        help="train a tokenizer on text files",
+        description="""\
+Train a byte-level BPE tokenizer and write it to one JSON file.
+
+Input: files, globs or directories of UTF-8 text (.txt and other text, .jsonl
+with one document per line; either may be .gz or .zst compressed), as one
+source (FILE...) or as named sources mixed by --alpha (--source NAME=PATH...).
+Files are streamed, never held in memory whole, and checked before counting
+starts. Progress bars go to stderr (by default only when stderr is a
+terminal), then a summary: time, distinct pieces, merges learned and the
+compression reached on the training data, per source when there are several.""",
+        epilog=f"""\
+examples:
+  {PROG} train corpus.txt --vocab-size 32000 -o tok.json
+  {PROG} train 'data/**/*.jsonl.gz' --vocab-size 50257 --pattern gpt2 --special '<|endoftext|>' -o gpt2ish.json
+  {PROG} train --source en='en/*.txt' --source zh='zh/*.txt' --alpha 0.3 --vocab-size 65536 -o mix.json
+  {PROG} train more.txt --base tok.json --vocab-size 40000 -o tok2.json   # continue training
+  {PROG} train --sample --vocab-size 1000 -o shakespeare.json   # the bundled Shakespeare sample""",
+    )
+    train.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="text to train on: files, globs or directories (.txt, .jsonl, optionally .gz/.zst); one source",
+    )
+    train.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        type=_source_arg,
+        metavar="NAME=PATH",
+        help="a named source (a file, glob or directory); repeat for more, and the same NAME to add paths to it",
+    )
+    train.add_argument(
+        "--alpha",
+        type=float,
+        default=1.0,
+        metavar="A",
+        help="mixing of sources: each contributes in proportion to its size**A (1 = raw sizes, default; 0 = equal)",
+    )
+    train.add_argument(
+        "--sample",
+        action="store_true",
+        help=f"train on the Shakespeare sample shipped with bytepair (vocab size {SAMPLE_VOCAB_SIZE} unless given)",
+    )
+    train.add_argument(
+        "-o", "--output", required=True, metavar="TOK.json", help="where to write the tokenizer (required)"
+    )
+    train.add_argument(
+        "--vocab-size",
+        type=int,
+        metavar="N",
+        help="tokens in the vocabulary: 256 bytes + merges + special tokens (required, except with --sample)",
+    )
+    train.add_argument(
+        "--base",
+        metavar="TOK",
+        help="continue training this tokenizer file: its ids and merges stay, new merges follow",
+    )
+    train.add_argument(
+        "--pattern",
+        type=pattern_arg,
+        default=_UNSET_PATTERN,
+        metavar="P",
+        help="split pattern: gpt2, gpt4 (default, or the base's), o200k, none (no splitting) or a custom regex",
+    )
+    train.add_argument(
+        "--normalization",
+        metavar="N",
+        help="nfc, nfkc, lowercase, or steps joined by + (e.g. nfkc+lowercase); applied again at encode time",
+    )
+    train.add_argument(
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOK",
+        help="a special token, e.g. '<|endoftext|>' (repeat for more); its text in the files separates documents",
+    )
+    train.add_argument(
+        "--reserved-special-tokens",
+        type=positive,
+        default=0,
+        metavar="N",
+        help="reserve N special-token slots <|reserved_0|>... to claim later without changing any id",
+    )
+    train.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        type=_role_arg,
+        metavar="ROLE=TOK",
+        help="give a special token a role kept in the file: bos, eos, pad, unk, sep, cls, mask (e.g. eos='<|endoftext|>')",
+    )
+    train.add_argument(
+        "--min-frequency",
+        type=int,
+        default=2,
+        metavar="F",
+        help="stop early when no pair occurs at least F times (default 2)",
+    )
+    train.add_argument(
+        "--max-token-length",
+        type=int,
+        default=None,
+        metavar="B",
+        help="never learn a token longer than B bytes",
+    )
+    train.add_argument(
+        "--text-field",
+        default="text",
+        metavar="F",
+        help="the field of each .jsonl line that holds the text (default: text)",
+    )
+    train.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="bytes that are not UTF-8: stop with an error (strict, default) or replace them with U+FFFD",
+    )
+    train.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show progress bars on stderr (default: only when stderr is a terminal)",
+    )
+    train.add_argument(
+        "--no-stats",
+        action="store_true",
+        help="do not print the compression (it is measured from the counts, without another pass)",
+    )
+    train.set_defaults(run=run, subparser=train)
