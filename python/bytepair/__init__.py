@@ -27,15 +27,27 @@ from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.sources import Source
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
 
+# WordPiece (issue 10)
+from bytepair.wordpiece import WordPieceTokenizer  # noqa: E402
+
 try:
     __version__ = version("bytepair")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0"
 
 
-def load(path: str) -> Tokenizer:
-    """Reads a tokenizer file written by :meth:`Tokenizer.save`."""
-    return Tokenizer.from_file(path)
+def load(path: str) -> Tokenizer | WordPieceTokenizer:
+    """Reads a tokenizer file written by :meth:`Tokenizer.save` or :meth:`WordPieceTokenizer.save`
+    (the file's ``model`` says which class comes back)."""
+    # WordPiece (issue 10): the file's model kind picks the class.
+    from bytepair import _wordpiece_file
+
+    doc = _wordpiece_file.read_json(path)
+    if isinstance(doc, dict) and doc.get("model") == "wordpiece":
+        return _wordpiece_file.from_dict(doc, where=str(path))
+    from bytepair import _fileformat
+
+    return _fileformat.from_dict(doc, where=str(path))
 
 
 __all__ = [
@@ -61,4 +73,6 @@ __all__ = [
     "train",
     "train_from_counts",
     "train_from_iterator",
+    # WordPiece (issue 10)
+    "WordPieceTokenizer",
 ]
