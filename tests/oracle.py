@@ -165,3 +165,27 @@ def encode(
         for p in pieces(stretch, pattern):
             out.extend(ids[t] for t in encode_piece(p.encode("utf-8"), ranks))
     return out
+
+
+# ---- WordPiece (issue 10) ------------------------------------------------------------------
+
+
+def wordpiece_word(word: str, vocab: Sequence[str] | set[str], unk: str, prefix: str = "##", max_chars: int = 100) -> list[str]:
+    """Greedy longest-match-first WordPiece of one (normalized) word, the textbook way: from each
+    position try every end from the longest down; a word with no full split, or longer than
+    max_chars characters, is [unk]."""
+    vocab = set(vocab)
+    if len(word) > max_chars:
+        return [unk]
+    out = []
+    start = 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else prefix + word[start:end]
+            if piece in vocab:
+                out.append(piece)
+                start = end
+                break
+        else:
+            return [unk]
+    return out
