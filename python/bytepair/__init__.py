@@ -29,6 +29,7 @@ from bytepair.training import sources_table, train, train_from_counts, train_fro
 
 # WordPiece (issue 10)
 from bytepair.wordpiece import WordPieceTokenizer  # noqa: E402
+from bytepair.wordpiece_training import train_wordpiece, train_wordpiece_from_iterator  # noqa: E402
 
 try:
     __version__ = version("bytepair")
@@ -75,4 +76,6 @@ __all__ = [
     "train_from_iterator",
     # WordPiece (issue 10)
     "WordPieceTokenizer",
+    "train_wordpiece",
+    "train_wordpiece_from_iterator",
 ]

@@ -6,7 +6,7 @@ from typing import final
 from typing_extensions import Self
 
 __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
-__all__ += ["WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
+__all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
@@ -139,3 +139,23 @@ class WordPiece:
 def bert_pre_tokenize(
     text: str, *, clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool = True, lowercase: bool = True
 ) -> list[tuple[str, tuple[int, int]]]: ...
+
+@final
+class WordCounter:
+    def __new__(
+        cls, *, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool, split_on: list[str]
+    ) -> Self: ...
+    def add_texts(self, texts: list[str], *, num_threads: int | None = None) -> None: ...
+    def sizes(self) -> tuple[int, int]: ...
+    def counts(self) -> list[tuple[str, int]]: ...
+    def train(
+        self,
+        *,
+        vocab_size: int,
+        min_frequency: int,
+        special_tokens: list[str],
+        continuing_subword_prefix: str,
+        algorithm: str,
+        continuation_order: list[str] | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[str]: ...

@@ -124,9 +124,8 @@ class WordPieceTokenizer:
         for s in specials:
             if s not in token_ids:
                 raise VocabError(f"the special token {s!r} is not in the vocabulary")
-        if continuing_subword_prefix and all(
-            t.startswith(continuing_subword_prefix) for t in token_ids if t not in specials and t != unk_token
-        ):
+        ordinary = [t for t in token_ids if t not in specials and t != unk_token]
+        if continuing_subword_prefix and ordinary and all(t.startswith(continuing_subword_prefix) for t in ordinary):
             raise VocabError(
                 f"the vocabulary has no token that can start a word: every token but the special ones "
                 f"starts with {continuing_subword_prefix!r}"

@@ -43,6 +43,7 @@ pub mod train;
 // WordPiece (issue 10): BERT normalization tables and the WordPiece model.
 pub mod bert_tables;
 pub mod wordpiece;
+pub mod wordpiece_train;
 
 #[cfg(feature = "python")]
 mod py;

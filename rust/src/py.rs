@@ -1040,8 +1040,106 @@ fn bert_pre_tokenize(
     py.detach(|| crate::wordpiece::pre_tokenize(&opts, &text))
 }
 
+/// Word counts for WordPiece training, filled batch by batch (`wordpiece_train`).
+#[pyclass(module = "bytepair._core", name = "WordCounter")]
+struct PyWordCounter {
+    opts: BertOptions,
+    specials: Vec<String>,
+    words: rustc_hash::FxHashMap<String, u64>,
+}
+
+#[pymethods]
+impl PyWordCounter {
+    /// Text matching `split_on` separates words and is not counted.
+    #[new]
+    #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on))]
+    fn new(clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool, split_on: Vec<String>) -> PyResult<Self> {
+        crate::count::SpecialSplitter::new(&split_on).map_err(to_py)?;
+        Ok(PyWordCounter {
+            opts: BertOptions {
+                clean_text,
+                handle_chinese_chars,
+                strip_accents,
+                lowercase,
+            },
+            specials: split_on,
+            words: Default::default(),
+        })
+    }
+
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>, num_threads: Option<usize>) -> PyResult<()> {
+        let threads = parallel(num_threads, None)?.threads;
+        let (opts, specials, words) = (&self.opts, &self.specials, &mut self.words);
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            let counted = crate::wordpiece_train::count_words(opts, &refs, specials, threads)?;
+            for (w, c) in counted {
+                *words.entry(w).or_insert(0) += c;
+            }
+            Ok(())
+        })
+        .map_err(to_py)
+    }
+
+    /// Number of distinct words and total words.
+    fn sizes(&self) -> (usize, u64) {
+        (self.words.len(), self.words.values().sum())
+    }
+
+    /// The word counts, as (word, count) pairs.
+    fn counts(&self) -> Vec<(String, u64)> {
+        self.words.iter().map(|(w, &c)| (w.clone(), c)).collect()
+    }
+
+    /// Trains on the counted words: the vocabulary, tokens in id order.
+    #[pyo3(signature = (*, vocab_size, min_frequency, special_tokens, continuing_subword_prefix, algorithm, continuation_order = None, progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn train(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        special_tokens: Vec<String>,
+        continuing_subword_prefix: String,
+        algorithm: &str,
+        continuation_order: Option<Vec<String>>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let algorithm = match algorithm {
+            "score" => crate::wordpiece_train::Algorithm::Score,
+            "hf" => crate::wordpiece_train::Algorithm::Hf,
+            other => {
+                return Err(to_py(Error::Invalid(format!(
+                    "algorithm must be \"score\" or \"hf\", got {other:?}"
+                ))))
+            }
+        };
+        let opts = crate::wordpiece_train::TrainOptions {
+            vocab_size,
+            min_frequency,
+            special_tokens: &special_tokens,
+            prefix: &continuing_subword_prefix,
+            algorithm,
+            continuation_order: continuation_order.as_deref(),
+        };
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(200),
+                raised: &raised,
+            };
+            crate::wordpiece_train::train(&self.words, &opts, &mut |n| p.tick(n as u64, false))
+        });
+        finish(result, raised)
+    }
+}
+
 fn add_wordpiece(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWordPiece>()?;
+    m.add_class::<PyWordCounter>()?;
     m.add_function(wrap_pyfunction!(bert_pre_tokenize, m)?)?;
     Ok(())
 }
