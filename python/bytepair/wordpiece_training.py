@@ -28,7 +28,7 @@ from typing import Any
 from bytepair import _core, _progress
 from bytepair.errors import BytepairError
 from bytepair.sources import Source, documents, resolve
-from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer
+from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _repair_surrogates
 
 __all__ = ["train_wordpiece", "train_wordpiece_from_iterator"]
 
@@ -47,6 +47,13 @@ def _pieces(text: str) -> Iterator[str]:
         yield text[start : cut + 1]
         start = cut + 1
     yield text[start:]
+
+
+def _add(counter: _core.WordCounter, batch: list[str], num_threads: int | None) -> None:
+    try:
+        counter.add_texts(batch, num_threads=num_threads)
+    except UnicodeEncodeError:  # lone surrogates: U+FFFD, which clean_text drops (as encoding does)
+        counter.add_texts([_repair_surrogates(t) for t in batch], num_threads=num_threads)
 
 
 def _check(vocab_size: object, min_frequency: object, algorithm: object) -> None:
@@ -96,20 +103,22 @@ def _train(
     batch: list[str] = []
     size = 0
     done = 0
+    n_bytes = 0
     for text in texts:
         if not isinstance(text, str):
             raise TypeError(f"training texts must be str, got {type(text).__name__}")
         for piece in _pieces(text):
             batch.append(piece)
             size += len(piece)
+            n_bytes += len(piece.encode("utf-8", "surrogatepass"))
             if size >= _BATCH_CHARS:
-                counter.add_texts(batch, num_threads=num_threads)
+                _add(counter, batch, num_threads)
                 done += size
                 batch, size = [], 0
                 if bar:
                     bar.update(done)
     if batch:
-        counter.add_texts(batch, num_threads=num_threads)
+        _add(counter, batch, num_threads)
         done += size
     if bar:
         bar.update(done)
@@ -132,20 +141,7 @@ def _train(
     distinct, words = counter.sizes()
     from bytepair import __version__
 
-    training = {
-        "model": "wordpiece",
-        "algorithm": algorithm,
-        "vocab_size": vocab_size,
-        "min_frequency": min_frequency,
-        "special_tokens": specials,
-        "distinct_words": distinct,
-        "words": words,
-        "characters": done,
-        "sources": sources,
-        "seconds": {"counting": round(counted, 3), "total": round(time.perf_counter() - started, 3)},
-        "bytepair_version": __version__,
-    }
-    return WordPieceTokenizer(
+    tok = WordPieceTokenizer(
         tokens,
         unk_token=unk_token,
         continuing_subword_prefix=continuing_subword_prefix,
@@ -155,8 +151,33 @@ def _train(
         strip_accents=strip_accents,
         lowercase=lowercase,
         special_tokens=specials,
-        training=training,
     )
+    # What the vocabulary does to the training data, from the counts (each distinct word
+    # encoded once): tokens, tokens per word, [UNK] tokens.
+    counts = counter.counts()
+    encoded = tok._core.encode_batch([w for w, _ in counts], num_threads=num_threads)
+    unk_id = tok.vocab[unk_token]
+    n_tokens = sum(n * len(ids) for (_, n), (ids, _) in zip(counts, encoded))
+    n_unk = sum(n * ids.count(unk_id) for (_, n), (ids, _) in zip(counts, encoded))
+
+    training = {
+        "model": "wordpiece",
+        "algorithm": algorithm,
+        "vocab_size": vocab_size,
+        "min_frequency": min_frequency,
+        "special_tokens": specials,
+        "distinct_words": distinct,
+        "words": words,
+        "characters": done,
+        "text_bytes": n_bytes,
+        "tokens": n_tokens,
+        "unk_tokens": n_unk,
+        "sources": sources,
+        "seconds": {"counting": round(counted, 3), "total": round(time.perf_counter() - started, 3)},
+        "bytepair_version": __version__,
+    }
+    tok._training = training
+    return tok
 
 
 def train_wordpiece_from_iterator(

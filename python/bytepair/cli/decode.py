@@ -35,6 +35,10 @@ def _parse_ids(stream: BinaryIO, name: str) -> Iterator[list[int]]:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from bytepair.cli import _wordpiece  # WordPiece (issue 10)
+
+    if (wp := _wordpiece.wordpiece_file(args.tokenizer)) is not None:
+        return _wordpiece.run_decode(args, wp)
     tok = load_tokenizer(args.tokenizer)
     with open_input(args.file) as (stream, name):
         batches = _parse_ids(stream, name)

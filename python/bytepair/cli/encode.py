@@ -17,6 +17,10 @@ from bytepair.tokenizer import Tokenizer
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.text is not None and args.file is not None:
         parser.error("give a FILE or --text, not both")
+    from bytepair.cli import _wordpiece  # WordPiece (issue 10)
+
+    if (wp := _wordpiece.wordpiece_file(args.tokenizer)) is not None:
+        return _wordpiece.run_encode(args, wp)
     tok = load_tokenizer(args.tokenizer)
     if args.allow_special:
         options: dict[str, Any] = {"allowed_special": "all"}

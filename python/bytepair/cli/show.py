@@ -71,6 +71,10 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from bytepair.cli import _wordpiece  # WordPiece (issue 10)
+
+    if (wp := _wordpiece.wordpiece_file(args.tokenizer)) is not None:
+        return _wordpiece.run_show(args, wp)
     tok = load_tokenizer(args.tokenizer)
     limit = 0 if args.all else args.limit
     try:
