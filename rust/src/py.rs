@@ -1010,7 +1010,7 @@ impl PyWordPiece {
         texts: Vec<PyBackedStr>,
         with_offsets: bool,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<(Vec<Rank>, Vec<(u32, u32)>)>> {
+    ) -> PyResult<Vec<crate::wordpiece::Encoded>> {
         let threads = parallel(num_threads, None)?.threads;
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();

@@ -177,6 +177,14 @@ pub fn for_each_word(opts: &BertOptions, text: &str, first: u32, word: &mut Word
         }
     };
     for c in text.chars() {
+        // Fast path: ASCII letters and digits are never removed, split, decomposed or
+        // special; lowercasing them is ASCII lowercasing.
+        if c.is_ascii_alphanumeric() {
+            word.text.push(if opts.lowercase { c.to_ascii_lowercase() } else { c });
+            word.origin.push(at);
+            at += 1;
+            continue;
+        }
         let fl = flags(c);
         let mut c = c;
         if opts.clean_text {
@@ -238,6 +246,22 @@ pub fn for_each_word(opts: &BertOptions, text: &str, first: u32, word: &mut Word
 
 const NONE: Rank = Rank::MAX;
 
+/// Words of at most this many bytes are cached, at most `CACHE_WORDS` per thread.
+const CACHE_WORD_BYTES: usize = 64;
+const CACHE_WORDS: usize = 1 << 18;
+
+type WordCache = (u64, FxHashMap<Box<str>, Box<[(Rank, u32, u32)]>>);
+
+thread_local! {
+    static CACHE: std::cell::RefCell<WordCache> = std::cell::RefCell::new((0, FxHashMap::default()));
+}
+
+/// Models are numbered so that a thread's cache knows whose words it holds.
+static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Ids and character offsets of one text.
+pub type Encoded = (Vec<Rank>, Vec<(u32, u32)>);
+
 /// A WordPiece vocabulary as a byte trie, with the model's options.
 pub struct WordPiece {
     /// children of every node, keyed by node << 8 | byte
@@ -252,6 +276,8 @@ pub struct WordPiece {
     max_chars: usize,
     opts: BertOptions,
     specials: Option<(AhoCorasick, Vec<Rank>)>,
+    /// this model's number, for the word caches
+    id: u64,
 }
 
 /// One encoded token: id and character offsets into the original text.
@@ -280,6 +306,7 @@ impl WordPiece {
             max_chars,
             opts,
             specials: None,
+            id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         for (id, tok) in vocab {
             if tok == unk {
@@ -385,6 +412,32 @@ impl WordPiece {
         }
     }
 
+    /// `encode_word` through this thread's cache of word -> pieces (one cache per thread,
+    /// for the model that used it last; emptied when it holds `CACHE_WORDS` words).
+    fn encode_word_cached(&self, word: &str, out: &mut Vec<(Rank, usize, usize)>) {
+        if word.len() > CACHE_WORD_BYTES {
+            return self.encode_word(word, out);
+        }
+        CACHE.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            if cache.0 != self.id {
+                cache.0 = self.id;
+                cache.1.clear();
+            }
+            if let Some(hit) = cache.1.get(word) {
+                out.extend(hit.iter().map(|&(t, a, b)| (t, a as usize, b as usize)));
+                return;
+            }
+            let start = out.len();
+            self.encode_word(word, out);
+            if cache.1.len() >= CACHE_WORDS {
+                cache.1.clear();
+            }
+            let pieces: Box<[(Rank, u32, u32)]> = out[start..].iter().map(|&(t, a, b)| (t, a as u32, b as u32)).collect();
+            cache.1.insert(word.into(), pieces);
+        })
+    }
+
     /// Encodes a text: ids, and character offsets when `offsets` is given.
     pub fn encode(&self, text: &str, ids: &mut Vec<Rank>, mut offsets: Option<&mut Vec<(u32, u32)>>) {
         let mut word = Word::default();
@@ -392,7 +445,7 @@ impl WordPiece {
         let mut stretch = |s: &str, first: u32, ids: &mut Vec<Rank>, offsets: &mut Option<&mut Vec<(u32, u32)>>| {
             for_each_word(&self.opts, s, first, &mut word, |w| {
                 pieces.clear();
-                self.encode_word(&w.text, &mut pieces);
+                self.encode_word_cached(&w.text, &mut pieces);
                 for &(t, a, b) in &pieces {
                     ids.push(t);
                     if let Some(o) = offsets.as_deref_mut() {
@@ -429,7 +482,7 @@ impl WordPiece {
         texts: &[&str],
         with_offsets: bool,
         threads: usize,
-    ) -> Result<Vec<(Vec<Rank>, Vec<(u32, u32)>)>> {
+    ) -> Result<Vec<Encoded>> {
         let one = |t: &&str| {
             let mut ids = Vec::new();
             let mut offs = Vec::new();
