@@ -994,7 +994,11 @@ impl PyWordPiece {
         })
     }
 
-    fn encode_with_offsets(&self, py: Python<'_>, text: PyBackedStr) -> (Vec<Rank>, Vec<(u32, u32)>) {
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+    ) -> (Vec<Rank>, Vec<(u32, u32)>) {
         py.detach(|| {
             let mut ids = Vec::new();
             let mut offsets = Vec::new();
@@ -1053,7 +1057,13 @@ impl PyWordCounter {
     /// Text matching `split_on` separates words and is not counted.
     #[new]
     #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on))]
-    fn new(clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool, split_on: Vec<String>) -> PyResult<Self> {
+    fn new(
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        split_on: Vec<String>,
+    ) -> PyResult<Self> {
         crate::count::SpecialSplitter::new(&split_on).map_err(to_py)?;
         Ok(PyWordCounter {
             opts: BertOptions {
@@ -1068,7 +1078,12 @@ impl PyWordCounter {
     }
 
     #[pyo3(signature = (texts, *, num_threads = None))]
-    fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>, num_threads: Option<usize>) -> PyResult<()> {
+    fn add_texts(
+        &mut self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<()> {
         let threads = parallel(num_threads, None)?.threads;
         let (opts, specials, words) = (&self.opts, &self.specials, &mut self.words);
         py.detach(|| {

@@ -39,7 +39,9 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
-use crate::bert_tables::{CJK, CLASSES, CLEAN_SPACE, LOWER, LOWERED, PUNCT, REMOVED, SPACE, STRIP, STRIPPED};
+use crate::bert_tables::{
+    CJK, CLASSES, CLEAN_SPACE, LOWER, LOWERED, PUNCT, REMOVED, SPACE, STRIP, STRIPPED,
+};
 use crate::error::{Error, Result};
 use crate::Rank;
 
@@ -153,7 +155,13 @@ impl Word {
 
 /// Splits `text` into BERT words, normalized, calling `f` on each (never empty). `first` is the
 /// character index of `text` in the whole input (for offsets).
-pub fn for_each_word(opts: &BertOptions, text: &str, first: u32, word: &mut Word, mut f: impl FnMut(&Word)) {
+pub fn for_each_word(
+    opts: &BertOptions,
+    text: &str,
+    first: u32,
+    word: &mut Word,
+    mut f: impl FnMut(&Word),
+) {
     word.clear();
     let mut at = first;
     // One normalized character: split or add to the word.
@@ -180,7 +188,11 @@ pub fn for_each_word(opts: &BertOptions, text: &str, first: u32, word: &mut Word
         // Fast path: ASCII letters and digits are never removed, split, decomposed or
         // special; lowercasing them is ASCII lowercasing.
         if c.is_ascii_alphanumeric() {
-            word.text.push(if opts.lowercase { c.to_ascii_lowercase() } else { c });
+            word.text.push(if opts.lowercase {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            });
             word.origin.push(at);
             at += 1;
             continue;
@@ -321,7 +333,9 @@ impl WordPiece {
             }
         }
         if wp.unk == NONE {
-            return Err(Error::Vocab(format!("the unknown token {unk:?} is not in the vocabulary")));
+            return Err(Error::Vocab(format!(
+                "the unknown token {unk:?} is not in the vocabulary"
+            )));
         }
         if !prefix.is_empty() {
             let mut node = Some(0u32);
@@ -433,16 +447,27 @@ impl WordPiece {
             if cache.1.len() >= CACHE_WORDS {
                 cache.1.clear();
             }
-            let pieces: Box<[(Rank, u32, u32)]> = out[start..].iter().map(|&(t, a, b)| (t, a as u32, b as u32)).collect();
+            let pieces: Box<[(Rank, u32, u32)]> = out[start..]
+                .iter()
+                .map(|&(t, a, b)| (t, a as u32, b as u32))
+                .collect();
             cache.1.insert(word.into(), pieces);
         })
     }
 
     /// Encodes a text: ids, and character offsets when `offsets` is given.
-    pub fn encode(&self, text: &str, ids: &mut Vec<Rank>, mut offsets: Option<&mut Vec<(u32, u32)>>) {
+    pub fn encode(
+        &self,
+        text: &str,
+        ids: &mut Vec<Rank>,
+        mut offsets: Option<&mut Vec<(u32, u32)>>,
+    ) {
         let mut word = Word::default();
         let mut pieces: Vec<(Rank, usize, usize)> = Vec::new();
-        let mut stretch = |s: &str, first: u32, ids: &mut Vec<Rank>, offsets: &mut Option<&mut Vec<(u32, u32)>>| {
+        let mut stretch = |s: &str,
+                           first: u32,
+                           ids: &mut Vec<Rank>,
+                           offsets: &mut Option<&mut Vec<(u32, u32)>>| {
             for_each_word(&self.opts, s, first, &mut word, |w| {
                 pieces.clear();
                 self.encode_word_cached(&w.text, &mut pieces);
@@ -519,7 +544,15 @@ mod tests {
             .enumerate()
             .map(|(i, t)| (i as Rank, t.to_string()))
             .collect();
-        WordPiece::new(&vocab, "[UNK]", "##", max_chars, BertOptions::default(), &[]).unwrap()
+        WordPiece::new(
+            &vocab,
+            "[UNK]",
+            "##",
+            max_chars,
+            BertOptions::default(),
+            &[],
+        )
+        .unwrap()
     }
 
     fn words(text: &str) -> Vec<String> {

@@ -197,7 +197,11 @@ pub fn train(
             w.chars()
                 .enumerate()
                 .map(|(n, c)| {
-                    let t = if n == 0 { c.to_string() } else { format!("{}{c}", opts.prefix) };
+                    let t = if n == 0 {
+                        c.to_string()
+                    } else {
+                        format!("{}{c}", opts.prefix)
+                    };
                     ids[&t]
                 })
                 .collect()
@@ -228,26 +232,37 @@ pub fn train(
     // symbol -> pairs it is in (score rule only)
     let mut by_symbol: FxHashMap<Rank, FxHashSet<u64>> = FxHashMap::default();
     if score {
-        for &k in pair_count.keys() {
+        for (&k, &c) in &pair_count {
+            if c < opts.min_frequency.max(1) as i128 {
+                continue; // never a candidate (see the pruning below)
+            }
             by_symbol.entry((k >> 32) as Rank).or_default().insert(k);
             by_symbol.entry(k as Rank).or_default().insert(k);
         }
     }
-    let cand = |k: u64, pos: u32, pair_count: &FxHashMap<u64, i128>, unit: &[i128]| -> Option<Cand> {
-        let c = *pair_count.get(&k)?;
-        if c <= 0 || (score && (c as u64) < opts.min_frequency) {
-            return None;
-        }
-        let den = if score {
-            let a = unit[(k >> 32) as usize].max(1) as u128;
-            let b = unit[(k as Rank) as usize].max(1) as u128;
-            a.saturating_mul(b)
-        } else {
-            1
+    let cand =
+        |k: u64, pos: u32, pair_count: &FxHashMap<u64, i128>, unit: &[i128]| -> Option<Cand> {
+            let c = *pair_count.get(&k)?;
+            if c <= 0 || (score && (c as u64) < opts.min_frequency) {
+                return None;
+            }
+            let den = if score {
+                let a = unit[(k >> 32) as usize].max(1) as u128;
+                let b = unit[(k as Rank) as usize].max(1) as u128;
+                a.saturating_mul(b)
+            } else {
+                1
+            };
+            Some(Cand {
+                count: c as u64,
+                den,
+                pair: k,
+                pos,
+            })
         };
-        Some(Cand { count: c as u64, den, pair: k, pos })
-    };
     let mut heap: BinaryHeap<Cand> = BinaryHeap::new();
+    // score rule: the value of each pair's live heap entry (older entries are skipped)
+    let mut pushed: FxHashMap<u64, (u64, u128)> = FxHashMap::default();
     for (&k, list) in &wher {
         let pos = if score {
             u32::MAX
@@ -256,6 +271,9 @@ pub fn train(
             (positions.len() - 1) as u32
         };
         if let Some(c) = cand(k, pos, &pair_count, &unit) {
+            if score {
+                pushed.insert(k, (c.count, c.den));
+            }
             heap.push(c);
         }
     }
@@ -263,18 +281,28 @@ pub fn train(
     let mut last_report = 0;
     while vocab.len() < opts.vocab_size {
         let Some(top) = heap.pop() else { break };
+        if score && pushed.get(&top.pair) != Some(&(top.count, top.den)) {
+            continue; // an older entry of a pair pushed again since
+        }
         let Some(now) = cand(top.pair, top.pos, &pair_count, &unit) else {
+            pushed.remove(&top.pair);
             continue;
         };
         if now != top {
+            if score {
+                pushed.insert(top.pair, (now.count, now.den));
+            }
             heap.push(now);
             continue;
         }
+        pushed.remove(&top.pair);
         if top.count < opts.min_frequency {
             break;
         }
         let (a, b) = ((top.pair >> 32) as Rank, top.pair as Rank);
-        let right = vocab[b as usize].strip_prefix(opts.prefix).unwrap_or(&vocab[b as usize]);
+        let right = vocab[b as usize]
+            .strip_prefix(opts.prefix)
+            .unwrap_or(&vocab[b as usize]);
         let new_text = format!("{}{}", vocab[a as usize], right);
         let new = add(new_text, &mut vocab, &mut ids);
         if unit.len() < vocab.len() {
@@ -339,9 +367,39 @@ pub fn train(
                 wher.entry(k).or_default().extend_from_slice(list);
                 again.insert(k);
             }
+            let mut dead: Vec<u64> = Vec::new();
             for k in again {
-                if let Some(c) = cand(k, u32::MAX, &pair_count, &unit) {
-                    heap.push(c);
+                match cand(k, u32::MAX, &pair_count, &unit) {
+                    Some(c) => {
+                        // Push only a value above the pair's entry in the heap: a lower one is
+                        // found stale when that entry is popped.
+                        let above = match pushed.get(&k) {
+                            Some(&(count, den)) => {
+                                c > Cand {
+                                    count,
+                                    den,
+                                    pair: k,
+                                    pos: u32::MAX,
+                                }
+                            }
+                            None => true,
+                        };
+                        if above {
+                            pushed.insert(k, (c.count, c.den));
+                            heap.push(c);
+                        }
+                    }
+                    None => dead.push(k),
+                }
+            }
+            // Pairs that can no longer be merged (gone, or below min_frequency: counts only
+            // fall) leave the symbol index; a count rises again only when a merge makes a token
+            // already in the vocabulary, and then the pair comes back through `new_pairs`.
+            for k in dead {
+                for s in [(k >> 32) as Rank, k as Rank] {
+                    if let Some(set) = by_symbol.get_mut(&s) {
+                        set.remove(&k);
+                    }
                 }
             }
         } else {
