@@ -23,12 +23,17 @@ from types import ModuleType
 
 import bytepair
 from bytepair.cli import decode, encode, show, train
+from bytepair.cli import compare, report, stats, sweep, viz  # issue 12: analysis and views
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: tuple[ModuleType, ...] = (train, encode, decode, show)
+
+# --- issue 12: analysis and views (stats, sweep, compare, viz, report) ---
+COMMANDS += (viz, stats, sweep, compare, report)
+# --- end issue 12 ---
 
 
 def _parser() -> argparse.ArgumentParser:

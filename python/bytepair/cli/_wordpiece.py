@@ -129,6 +129,7 @@ def check_train_args(args: argparse.Namespace) -> None:
         "--pattern": args.pattern is not _UNSET_PATTERN,
         "--normalization": args.normalization is not None,
         "--alpha": args.alpha != 1.0,
+        "--verbose": bool(getattr(args, "verbose", False)),
     }
     given = [k for k, v in bpe_only.items() if v]
     if given:

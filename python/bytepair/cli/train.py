@@ -126,9 +126,25 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.role:
             tok = tok.with_special_tokens(roles=dict(args.role))
         tok.save(args.output)
+        if args.verbose:  # issue 12: the merges, learning order, with counts
+            _print_merges(tok, sources, args.text_field, args.errors)
 
     _print_summary(tok, args, names, trained)
     return 0
+
+
+def _print_merges(tok: Tokenizer, sources: Any, text_field: str, errors: str) -> None:
+    from bytepair.cli._verbose import print_merges
+    from bytepair.sources import Source, documents, resolve
+
+    def docs() -> Any:
+        for s in sources:
+            src = s if isinstance(s, Source) else Source([s], text_field=text_field)
+            for f in resolve(src, errors != "replace"):
+                yield from documents(f, text_field=src.text_field, errors=errors)
+
+    base = tok.training.get("base")
+    print_merges(tok, docs(), sys.stdout, first=base["merges"] if base else 0)
 
 
 def _print_summary(tok: Tokenizer, args: argparse.Namespace, names: Sequence[str], trained: float) -> None:
@@ -342,6 +358,12 @@ examples:
         "--no-stats",
         action="store_true",
         help="do not print the compression (it is measured from the counts, without another pass)",
+    )
+    train.add_argument(  # issue 12
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the merges in the order they were learned, 't' + 'he' -> 'the', with how often each was applied",
     )
     # WordPiece (issue 10)
     from bytepair.cli._wordpiece import add_train_options

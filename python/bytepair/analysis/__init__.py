@@ -1,0 +1,38 @@
+"""Looking at what a tokenizer does: corpus and token statistics, Zipf, vocabulary-size sweeps
+and cross-language comparisons. The numbers live here (numpy); :mod:`bytepair.analysis.plots`
+draws them (matplotlib, the optional extra ``plot``)."""
+
+from __future__ import annotations
+
+from bytepair.analysis.compare import CompareRow, Comparison, compare, gini
+from bytepair.analysis.corpus import Corpus
+from bytepair.analysis.merges import merge_tree, nested_merges
+from bytepair.analysis.nested import counts_at, decompose, tokens_at_every_size
+from bytepair.analysis.stats import ByteStats, TokenStats, byte_stats, token_stats, zipf_fit
+from bytepair.analysis.sweep import AlphaRow, SweepResult, alpha_table, default_words, sweep
+from bytepair.analysis.words import WORD_DEFINITION, word_spans
+
+__all__ = [
+    "WORD_DEFINITION",
+    "AlphaRow",
+    "ByteStats",
+    "CompareRow",
+    "Comparison",
+    "Corpus",
+    "SweepResult",
+    "TokenStats",
+    "alpha_table",
+    "byte_stats",
+    "compare",
+    "counts_at",
+    "decompose",
+    "default_words",
+    "gini",
+    "merge_tree",
+    "nested_merges",
+    "sweep",
+    "token_stats",
+    "tokens_at_every_size",
+    "word_spans",
+    "zipf_fit",
+]

@@ -1,0 +1,47 @@
+"""The terminal token view: each token on its id's background colour (24-bit ANSI colour).
+
+Whitespace is marked (``·`` space, ``→`` tab, ``↵`` newline, then the line break itself). A
+character split across tokens is one segment, its characters shown once and followed by each
+token's bytes in hex, ``‹e5 ad|97›``. With ``ids=True`` every segment is followed by its ids.
+Without colour (``color=False``) tokens are separated by ``│``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bytepair.tokenizer import Tokenizer
+from bytepair.views.segments import colour, hex_bytes, segments, visible
+
+__all__ = ["render_terminal"]
+
+_RESET = "\x1b[0m"
+_DIM = "\x1b[2m"
+
+
+def _paint(text: str, key: int, color: bool) -> str:
+    if not color:
+        return text
+    r, g, b = colour(key)
+    return f"\x1b[48;2;{r};{g};{b}m\x1b[38;2;0;0;0m{text}{_RESET}"
+
+
+def render_terminal(tok: Tokenizer, ids: Sequence[int], *, show_ids: bool = False, color: bool = True) -> str:
+    out: list[str] = []
+    sep = "" if color else "│"
+    for seg in segments(tok, ids):
+        if seg.whole and seg.text is not None:
+            shown = visible(seg.text)
+            out.append(_paint(shown, seg.ids[0], color))
+        else:
+            shown = visible(seg.text) if seg.text is not None else ""
+            hexes = "‹" + "|".join(hex_bytes(p) for p in seg.parts) + "›"
+            out.append(_paint(shown + hexes, seg.ids[0], color))
+        if show_ids:
+            label = "[" + "+".join(str(i) for i in seg.ids) + "]"
+            out.append(f"{_DIM}{label}{_RESET}" if color else label)
+        out.append(sep)
+        if seg.text is not None and seg.text.endswith("\n"):
+            out.append("\n")
+    text = "".join(out)
+    return text if text.endswith("\n") else text + "\n"
