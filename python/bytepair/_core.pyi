@@ -135,6 +135,7 @@ class WordPiece:
     def encode_batch(
         self, texts: list[str], *, with_offsets: bool = False, num_threads: int | None = None
     ) -> list[tuple[list[int], list[tuple[int, int]]]]: ...
+    def encode_batch_ids(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]: ...
 
 def bert_pre_tokenize(
     text: str, *, clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool = True, lowercase: bool = True

@@ -271,12 +271,21 @@ class WordPieceTokenizer:
         self, texts: Sequence[str], *, add_special_tokens: bool = False, num_threads: int | None = None
     ) -> list[list[int]]:
         """The ids of each text, encoded on ``num_threads`` threads (all cores by default)."""
-        return [ids for ids, _ in self.encode_batch_with_offsets(
-            texts, add_special_tokens=add_special_tokens, num_threads=num_threads, _offsets=False
-        )]
+        if add_special_tokens:
+            return [ids for ids, _ in self.encode_batch_with_offsets(texts, add_special_tokens=True, num_threads=num_threads)]
+        if isinstance(texts, str):
+            raise TypeError("encode_batch() takes a sequence of texts, not one str")
+        texts = list(texts)
+        for t in texts:
+            _check_text(t)
+        _check_threads(num_threads)
+        try:
+            return self._core.encode_batch_ids(texts, num_threads=num_threads)
+        except UnicodeEncodeError:
+            return self._core.encode_batch_ids([_repair_surrogates(t) for t in texts], num_threads=num_threads)
 
     def encode_batch_with_offsets(
-        self, texts: Sequence[str], *, add_special_tokens: bool = False, num_threads: int | None = None, _offsets: bool = True
+        self, texts: Sequence[str], *, add_special_tokens: bool = False, num_threads: int | None = None
     ) -> list[tuple[list[int], list[tuple[int, int]]]]:
         """Ids and offsets of each text, on ``num_threads`` threads (all cores by default)."""
         if isinstance(texts, str):
@@ -284,9 +293,8 @@ class WordPieceTokenizer:
         texts = list(texts)
         for t in texts:
             _check_text(t)
-        if num_threads is not None and (not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1):
-            raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
-        with_offsets = _offsets or add_special_tokens
+        _check_threads(num_threads)
+        with_offsets = True
         try:
             out = self._core.encode_batch(texts, with_offsets=with_offsets, num_threads=num_threads)
         except UnicodeEncodeError:
@@ -360,6 +368,11 @@ def _repair_surrogates(text: str) -> str:
     """Lone surrogates cannot be UTF-8 encoded: each becomes U+FFFD (one character, so offsets
     still index the original text), which clean_text then drops."""
     return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def _check_threads(num_threads: object) -> None:
+    if num_threads is not None and (not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1):
+        raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
 
 
 def _check_text(text: object) -> None:

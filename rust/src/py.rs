@@ -1022,6 +1022,24 @@ impl PyWordPiece {
         })
         .map_err(to_py)
     }
+
+    /// The ids of each text (no offsets), on `num_threads` threads.
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn encode_batch_ids(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<Rank>>> {
+        let threads = parallel(num_threads, None)?.threads;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner
+                .encode_batch(&refs, false, threads)
+                .map(|v| v.into_iter().map(|(ids, _)| ids).collect())
+        })
+        .map_err(to_py)
+    }
 }
 
 /// BERT normalization + pre-tokenization of `text`: (word, (start, end)) in characters.
