@@ -945,6 +945,8 @@ use crate::wordpiece::{BertOptions, WordPiece};
 #[pyclass(module = "bytepair._core", frozen, name = "WordPiece")]
 struct PyWordPiece {
     inner: WordPiece,
+    /// one Python int per id, shared by every list returned (no int made per token)
+    ints: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -983,7 +985,14 @@ impl PyWordPiece {
                 )
             })
             .map_err(to_py)?;
-        Ok(PyWordPiece { inner })
+        let top = vocab.iter().map(|&(i, _)| i).max().unwrap_or(0);
+        let ints: Vec<Py<PyAny>> = (0..=top)
+            .map(|i| match i.into_pyobject(py) {
+                Ok(o) => o.into_any().unbind(),
+                Err(never) => match never {},
+            })
+            .collect();
+        Ok(PyWordPiece { inner, ints })
     }
 
     fn encode(&self, py: Python<'_>, text: PyBackedStr) -> Vec<Rank> {
@@ -1025,20 +1034,24 @@ impl PyWordPiece {
 
     /// The ids of each text (no offsets), on `num_threads` threads.
     #[pyo3(signature = (texts, *, num_threads = None))]
-    fn encode_batch_ids(
+    fn encode_batch_ids<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let threads = parallel(num_threads, None)?.threads;
-        py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            self.inner
-                .encode_batch(&refs, false, threads)
-                .map(|v| v.into_iter().map(|(ids, _)| ids).collect())
-        })
-        .map_err(to_py)
+        let encoded = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_batch(&refs, false, threads)
+            })
+            .map_err(to_py)?;
+        let lists = encoded
+            .iter()
+            .map(|(ids, _)| PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py))))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 }
 
