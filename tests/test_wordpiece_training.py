@@ -129,3 +129,23 @@ def test_training_bad_arguments() -> None:
         train_wordpiece_from_iterator("abc", vocab_size=10)
     with pytest.raises(FileNotFoundError):
         train_wordpiece("/no/such/file.txt", vocab_size=10)
+
+
+def test_files_are_streamed_in_blocks(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from bytepair import wordpiece_training
+
+    monkeypatch.setattr(wordpiece_training, "_BATCH_CHARS", 64)  # many blocks, words across cuts
+    text = "Über straße café naïve, Привет мир!\nthe cat sat on the mat\n" * 40 + "no newline at the end"
+    path = tmp_path / "a.txt.gz"
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    a = train_wordpiece(str(path), vocab_size=120, progress=False)
+    b = train_wordpiece_from_iterator([text], vocab_size=120, progress=False)
+    assert a.vocab == b.vocab and a.training["words"] == b.training["words"]
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello " * 30 + b"\xff world\n")
+    with pytest.raises(bytepair.CorpusError, match="offset 180"):
+        train_wordpiece(str(bad), vocab_size=50, progress=False)
+    c = train_wordpiece(str(bad), vocab_size=50, errors="replace", progress=False)
+    assert c.token_to_id("world") is not None or c.token_to_id("w") is not None

@@ -20,6 +20,7 @@ HF rule it is counted like any text, as HF does.
 
 from __future__ import annotations
 
+import codecs
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,7 +28,7 @@ from typing import Any
 
 from bytepair import _core, _progress
 from bytepair.errors import BytepairError
-from bytepair.sources import Source, documents, resolve
+from bytepair.sources import DECOMPRESS_ERRORS, Source, SourceFile, decompress_error, documents, open_stream, resolve, utf8_error
 from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _repair_surrogates
 
 __all__ = ["train_wordpiece", "train_wordpiece_from_iterator"]
@@ -47,6 +48,38 @@ def _pieces(text: str) -> Iterator[str]:
         yield text[start : cut + 1]
         start = cut + 1
     yield text[start:]
+
+
+def _stream_text(f: SourceFile, errors: str) -> Iterator[str]:
+    """A text file in blocks of about 4 MB cut after a newline (no word is cut in two), so
+    that memory does not grow with the file."""
+    handler = "bytepair.replace" if errors == "replace" else "strict"
+    decoder = codecs.getincrementaldecoder("utf-8")(handler)
+    offset = 0
+    rest = ""
+    with open(f.path, "rb") as raw:
+        stream = open_stream(f, raw)
+        try:
+            while True:
+                block = stream.read(_BATCH_CHARS)
+                pending = len(decoder.getstate()[0])
+                try:
+                    text = rest + decoder.decode(block, final=not block)
+                except UnicodeDecodeError as e:
+                    raise utf8_error(f, offset - pending + e.start) from None
+                offset += len(block)
+                if not block:
+                    if text:
+                        yield text
+                    return
+                cut = text.rfind("\n")
+                if cut < 0:
+                    rest = text
+                    continue
+                yield text[: cut + 1]
+                rest = text[cut + 1 :]
+        except DECOMPRESS_ERRORS as e:
+            raise decompress_error(f, e) from None
 
 
 def _add(counter: _core.WordCounter, batch: list[str], num_threads: int | None) -> None:
@@ -257,7 +290,10 @@ def train_wordpiece(
                 assert s.texts is not None
                 yield from s.texts
             for f in files:
-                yield from documents(f, text_field=s.text_field, errors=errors)
+                if f.jsonl:
+                    yield from documents(f, text_field=s.text_field, errors=errors)
+                else:
+                    yield from _stream_text(f, errors)
 
     info = [{"name": s.name, "files": len(files), "bytes": sum(f.size for f in files)} for s, files in plan]
     return _train(
