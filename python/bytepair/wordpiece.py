@@ -246,7 +246,13 @@ class WordPieceTokenizer:
 
     def encode(self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = False) -> list[int]:
         """The token ids of ``text`` (and ``text_pair``, which needs ``add_special_tokens=True``)."""
-        return self.encode_with_offsets(text, text_pair, add_special_tokens=add_special_tokens)[0]
+        if add_special_tokens or text_pair is not None:
+            return self.encode_with_offsets(text, text_pair, add_special_tokens=add_special_tokens)[0]
+        _check_text(text)
+        try:
+            return self._core.encode(text)
+        except UnicodeEncodeError:
+            return self._core.encode(_repair_surrogates(text))
 
     def encode_with_offsets(
         self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = False
