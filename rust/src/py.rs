@@ -986,6 +986,12 @@ impl PyWordPiece {
             })
             .map_err(to_py)?;
         let top = vocab.iter().map(|&(i, _)| i).max().unwrap_or(0);
+        if top as usize >= vocab.len() {
+            return Err(to_py(Error::Vocab(format!(
+                "token ids must be 0..{} (one per token), got the id {top}",
+                vocab.len().saturating_sub(1)
+            ))));
+        }
         let ints: Vec<Py<PyAny>> = (0..=top)
             .map(|i| match i.into_pyobject(py) {
                 Ok(o) => o.into_any().unbind(),
