@@ -165,3 +165,90 @@ def encode(
         for p in pieces(stretch, pattern):
             out.extend(ids[t] for t in encode_piece(p.encode("utf-8"), ranks))
     return out
+
+
+# ---- WordPiece (issue 10) ------------------------------------------------------------------
+
+
+def wordpiece_word(word: str, vocab: Sequence[str] | set[str], unk: str, prefix: str = "##", max_chars: int = 100) -> list[str]:
+    """Greedy longest-match-first WordPiece of one (normalized) word, the textbook way: from each
+    position try every end from the longest down; a word with no full split, or longer than
+    max_chars characters, is [unk]."""
+    vocab = set(vocab)
+    if len(word) > max_chars:
+        return [unk]
+    out = []
+    start = 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else prefix + word[start:end]
+            if piece in vocab:
+                out.append(piece)
+                start = end
+                break
+        else:
+            return [unk]
+    return out
+
+
+def wordpiece_train(
+    word_counts: dict[str, int],
+    *,
+    vocab_size: int,
+    algorithm: str,
+    min_frequency: int,
+    special_tokens: Sequence[str],
+    prefix: str = "##",
+) -> tuple[list[str], bool]:
+    """WordPiece training, recounting everything before each merge. Initial vocabulary: the
+    special tokens, the characters in code-point order, the `##` characters in code-point
+    order. "hf": the most frequent pair; "score": the highest count(ab) / (count(a) count(b)),
+    then the higher count(ab); both then the smallest (id(a), id(b)). Pairs below min_frequency
+    (and below 1) are never merged. Returns the vocabulary, and whether some merge made a token
+    that was already in it (HF's trainer then merges such a pair word set by word set: see
+    rust/src/wordpiece_train.rs; tests compare the "hf" rule with this one only without them)."""
+    from fractions import Fraction
+
+    vocab: list[str] = []
+    ids: dict[str, int] = {}
+    repeated = False
+
+    def add(t: str) -> int:
+        if t not in ids:
+            ids[t] = len(vocab)
+            vocab.append(t)
+        return ids[t]
+
+    for s in special_tokens:
+        add(s)
+    for c in sorted({c for w in word_counts for c in w}):
+        add(c)
+    for c in sorted({c for w in word_counts for c in w[1:]}):
+        add(prefix + c)
+    words = [([ids[w[0]]] + [ids[prefix + c] for c in w[1:]], n) for w, n in sorted(word_counts.items())]
+    while len(vocab) < vocab_size:
+        pairs: Counter[tuple[int, int]] = Counter()
+        unit: Counter[int] = Counter()
+        for syms, n in words:
+            for s in syms:
+                unit[s] += n
+            for p in zip(syms, syms[1:]):
+                pairs[p] += n
+        cands = [p for p, n in pairs.items() if n >= max(1, min_frequency)]
+        if not cands:
+            break
+        if algorithm == "hf":
+            a, b = max(cands, key=lambda p: (pairs[p], -p[0], -p[1]))
+        else:
+            a, b = max(cands, key=lambda p: (Fraction(pairs[p], unit[p[0]] * unit[p[1]]), pairs[p], -p[0], -p[1]))
+        right = vocab[b][len(prefix):] if vocab[b].startswith(prefix) else vocab[b]
+        text = vocab[a] + right
+        repeated = repeated or text in ids
+        new = add(text)
+        for syms, _ in words:
+            i = 0
+            while i + 1 < len(syms):
+                if syms[i] == a and syms[i + 1] == b:
+                    syms[i : i + 2] = [new]
+                i += 1
+    return vocab, repeated

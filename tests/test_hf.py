@@ -179,7 +179,6 @@ BAD = [
     ("pre_tokenizer", {"type": "Whitespace"}, "pre_tokenizer: Whitespace"),
     ("decoder", {"type": "Metaspace"}, "decoder: Metaspace"),
     ("model.type", "Unigram", "model: Unigram"),
-    ("model.type", "WordPiece", "bytepair.wordpiece"),
     ("model.dropout", 0.1, "model.dropout"),
     ("model.byte_fallback", True, "model.byte_fallback"),
     ("added_tokens.0.lstrip", True, "added_tokens[0].lstrip"),
@@ -276,3 +275,17 @@ def test_other_real_layouts_encode_like_tokenizers(layout: str) -> None:
     tok = from_hf_dict(doc)
     for text in texts():
         assert_same(tok, hf, text)
+
+
+def test_wordpiece_files_are_read_by_load_not_by_the_bpe_reader(tmp_path: pathlib.Path) -> None:
+    wp = bytepair.train_wordpiece_from_iterator(["the quick brown fox jumps over the lazy dog"] * 20, vocab_size=60)
+    directory = tmp_path / "bert"
+    wp.save_pretrained(directory)
+    with pytest.raises(bytepair.FormatError, match="model is WordPiece.*bytepair.load"):
+        bytepair.load_hf(directory / "tokenizer.json")
+    for path in (directory, directory / "tokenizer.json", directory / "vocab.txt"):
+        back = bytepair.load(path)
+        assert isinstance(back, bytepair.WordPieceTokenizer), path
+        assert back.encode("the lazy fox") == wp.encode("the lazy fox")
+    wp.save(tmp_path / "wp.json")
+    assert isinstance(bytepair.load(tmp_path / "wp.json"), bytepair.WordPieceTokenizer)

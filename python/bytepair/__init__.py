@@ -1,4 +1,4 @@
-"""bytepair: train, run, inspect and ship byte-level BPE tokenizers.
+"""bytepair: train, run, inspect and ship subword tokenizers (byte-level BPE and WordPiece).
 
 >>> import bytepair
 >>> tok = bytepair.train_from_iterator(["hello hello world"] * 10, vocab_size=260)
@@ -21,18 +21,18 @@ from bytepair.errors import (
     UnknownTokenError,
     VocabError,
 )
-from bytepair.formats.tiktoken import load_tiktoken
-from bytepair.patterns import PATTERNS
-from bytepair.tokenizer import StreamDecoder, Tokenizer
-from bytepair.sources import Source
-from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
-
-# -- interop (issue 9): every format bytepair reads, found by content; writers per format.
-from bytepair._detect import load
+from bytepair._detect import load  # every format bytepair reads, found by content
+from bytepair.corpus import Shards, encode_corpus, open_shards
 from bytepair.formats.gpt2 import dump_gpt2, load_gpt2
 from bytepair.formats.hf import load_hf, save_hf
 from bytepair.formats.minbpe import dump_minbpe, load_minbpe
-from bytepair.formats.tiktoken import dump_tiktoken, to_tiktoken
+from bytepair.formats.tiktoken import dump_tiktoken, load_tiktoken, to_tiktoken
+from bytepair.patterns import PATTERNS
+from bytepair.sources import Source
+from bytepair.tokenizer import StreamDecoder, Tokenizer
+from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
+from bytepair.wordpiece import WordPieceTokenizer
+from bytepair.wordpiece_training import train_wordpiece, train_wordpiece_from_iterator
 
 try:
     __version__ = version("bytepair")
@@ -41,40 +41,40 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 
 __all__ = [
-    "PATTERNS",
     "BytepairError",
     "BytepairWarning",
     "CorpusError",
     "DisallowedSpecialTokenError",
     "FormatError",
+    "PATTERNS",
     "PatternError",
+    "Shards",
     "Source",
     "StreamDecoder",
     "Tokenizer",
     "UnknownTokenError",
     "VocabError",
+    "WordPieceTokenizer",
     "__version__",
+    "dump_gpt2",
+    "dump_minbpe",
+    "dump_tiktoken",
+    "encode_corpus",
     "encoding_for_model",
     "get_encoding",
     "list_encoding_names",
     "load",
-    "load_tiktoken",
-    "sources_table",
-    "train",
-    "train_from_counts",
-    "train_from_iterator",
-    # interop (issue 9)
-    "dump_gpt2",
-    "dump_minbpe",
-    "dump_tiktoken",
     "load_gpt2",
     "load_hf",
     "load_minbpe",
+    "load_tiktoken",
+    "open_shards",
     "save_hf",
+    "sources_table",
     "to_tiktoken",
+    "train",
+    "train_from_counts",
+    "train_from_iterator",
+    "train_wordpiece",
+    "train_wordpiece_from_iterator",
 ]
-
-# Corpus encoding (issue 11): token shards and their memory-mapped view.
-from bytepair.corpus import Shards, encode_corpus, open_shards  # noqa: E402
-
-__all__ += ["Shards", "encode_corpus", "open_shards"]

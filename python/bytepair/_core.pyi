@@ -6,6 +6,7 @@ from typing import final
 from typing_extensions import Self
 
 __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
+__all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
@@ -145,3 +146,50 @@ class Encoder:
         replace_errors: bool = False,
         num_threads: int | None = None,
     ) -> tuple[bytearray, bytearray, int]: ...
+
+# ---- WordPiece (issue 10) ----
+
+@final
+class WordPiece:
+    def __new__(
+        cls,
+        vocab: list[tuple[int, str]],
+        unk_token: str,
+        continuing_subword_prefix: str,
+        max_input_chars_per_word: int,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        special_tokens: list[tuple[str, int]],
+    ) -> Self: ...
+    def encode(self, text: str) -> list[int]: ...
+    def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]: ...
+    def encode_batch(
+        self, texts: list[str], *, with_offsets: bool = False, num_threads: int | None = None
+    ) -> list[tuple[list[int], list[tuple[int, int]]]]: ...
+    def encode_batch_ids(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]: ...
+
+def bert_pre_tokenize(
+    text: str, *, clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool = True, lowercase: bool = True
+) -> list[tuple[str, tuple[int, int]]]: ...
+
+@final
+class WordCounter:
+    def __new__(
+        cls, *, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool, split_on: list[str]
+    ) -> Self: ...
+    def add_texts(self, texts: list[str], *, num_threads: int | None = None) -> None: ...
+    def sizes(self) -> tuple[int, int]: ...
+    def counts(self) -> list[tuple[str, int]]: ...
+    def train(
+        self,
+        *,
+        vocab_size: int,
+        min_frequency: int,
+        special_tokens: list[str],
+        continuing_subword_prefix: str,
+        algorithm: str,
+        continuation_order: list[str] | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[str]: ...

@@ -4,7 +4,9 @@ Formats: bytepair's own JSON file; a Hugging Face ``tokenizer.json`` or a model 
 (``tokenizer.json``, or ``vocab.json`` + ``merges.txt``); GPT-2's ``vocab.json`` +
 ``merges.txt`` (either path, the other file beside it); a tiktoken rank file (``.tiktoken``,
 plain or gzip: the shipped encodings are recognised by their hash, others need ``pattern=``);
-a minbpe ``.model`` file.
+a minbpe ``.model`` file. WordPiece: bytepair's own file with ``"model": "wordpiece"``, a Hugging
+Face ``tokenizer.json`` (or model directory) whose model is WordPiece, or a BERT ``vocab.txt``
+(or a directory holding only one); these come back as :class:`WordPieceTokenizer`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import hashlib
 import os
 import zlib
 from collections.abc import Mapping
+from typing import Any
 
 from bytepair.errors import FormatError
 from bytepair.tokenizer import Tokenizer
+from bytepair.wordpiece import WordPieceTokenizer
 
 __all__ = ["KNOWN_FORMATS", "load"]
 
@@ -26,6 +30,7 @@ KNOWN_FORMATS = (
     "GPT-2 vocab.json + merges.txt",
     "tiktoken rank file (.tiktoken)",
     "minbpe .model",
+    "BERT vocab.txt (WordPiece)",
 )
 
 _UNSET = object()
@@ -40,16 +45,28 @@ def load(
     *,
     pattern: str | None | object = _UNSET,
     special_tokens: Mapping[str, int] | None = None,
-) -> Tokenizer:
+) -> Tokenizer | WordPieceTokenizer:
     """Reads a tokenizer, whatever its format (see the module doc). ``pattern`` and
     ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones."""
     where = os.fspath(path)
     if os.path.isdir(where):
         from bytepair.formats.hf import load_pretrained
 
-        if os.path.exists(os.path.join(where, "tokenizer.json")) or os.path.exists(os.path.join(where, "vocab.json")):
+        tj = os.path.join(where, "tokenizer.json")
+        if os.path.exists(tj):
+            from bytepair.formats.gpt2 import read_json
+
+            doc = read_json(tj)
+            if _is_hf_wordpiece(doc):
+                return _wordpiece_from_hf(doc, tj)
             return load_pretrained(where)
-        raise _unknown(where, "a directory without tokenizer.json or vocab.json")
+        if os.path.exists(os.path.join(where, "vocab.json")):
+            return load_pretrained(where)
+        if os.path.exists(os.path.join(where, "vocab.txt")):
+            from bytepair.formats.bert import load_bert_vocab
+
+            return load_bert_vocab(os.path.join(where, "vocab.txt"))
+        raise _unknown(where, "a directory without tokenizer.json, vocab.json or vocab.txt")
     with open(where, "rb") as f:
         head = f.read(4096)
     if head[:2] == b"\x1f\x8b" or _looks_like_ranks(head):
@@ -65,15 +82,25 @@ def load(
         from bytepair.formats.gpt2 import load_gpt2
 
         return load_gpt2(vocab, where)
+    if os.path.basename(where).endswith("vocab.txt"):
+        from bytepair.formats.bert import load_bert_vocab
+
+        return load_bert_vocab(where)
     if head.lstrip()[:1] != b"{":
         raise _unknown(where, "not a format bytepair recognises")
     from bytepair.formats.gpt2 import read_json
 
     doc = read_json(where)
     if isinstance(doc, dict) and doc.get("format") == "bytepair-tokenizer":
+        if doc.get("model") == "wordpiece":
+            from bytepair import _wordpiece_file
+
+            return _wordpiece_file.from_dict(doc, where=where)
         from bytepair._fileformat import from_dict
 
         return from_dict(doc, where=where)
+    if _is_hf_wordpiece(doc):
+        return _wordpiece_from_hf(doc, where)
     if isinstance(doc, dict) and "model" in doc and isinstance(doc["model"], dict):
         from bytepair.formats.hf import from_hf_dict
 
@@ -87,6 +114,16 @@ def load(
         return load_gpt2(where, merges)
     fmt = doc.get("format") if isinstance(doc, dict) else None
     raise _unknown(where, f"not a bytepair tokenizer file nor a known foreign format (format is {fmt!r})")
+
+
+def _is_hf_wordpiece(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("type") == "WordPiece"
+
+
+def _wordpiece_from_hf(doc: Any, where: str) -> WordPieceTokenizer:
+    from bytepair.formats.hf_wordpiece import wordpiece_from_hf
+
+    return wordpiece_from_hf(doc, path=where)
 
 
 def _looks_like_ranks(head: bytes) -> bool:

@@ -5,7 +5,9 @@
 //! (thread pools per call), `ranks` (fast reader of tiktoken rank files), `error` (the one
 //! error type), `py` (the PyO3 bindings, behind the `python` feature; the only file that
 //! knows about Python), and `packed` (piece counts as one byte string, to move them between
-//! processes).
+//! processes). WordPiece (issue 10): `wordpiece` (BERT normalization and pre-tokenization with
+//! the character tables of `bert_tables`, and the trie encoder) and `wordpiece_train` (word
+//! counting and the score / HF merge loops).
 //!
 //! Performance notes
 //! - Training works on distinct pieces, never on the corpus: counting dedups as it goes, with one
@@ -40,6 +42,10 @@ pub mod pretok;
 pub mod ranks;
 pub mod threads;
 pub mod train;
+// WordPiece (issue 10): BERT normalization tables and the WordPiece model.
+pub mod bert_tables;
+pub mod wordpiece;
+pub mod wordpiece_train;
 
 #[cfg(feature = "python")]
 mod py;

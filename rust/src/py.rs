@@ -1048,6 +1048,266 @@ fn flat_bytes<'py>(
     Ok((ids, PyByteArray::new(py, &offsets)))
 }
 
+// ---- WordPiece (issue 10) ----------------------------------------------------------------
+
+use crate::wordpiece::{BertOptions, WordPiece};
+
+/// A WordPiece model with BERT normalization and pre-tokenization (`wordpiece`).
+#[pyclass(module = "bytepair._core", frozen, name = "WordPiece")]
+struct PyWordPiece {
+    inner: WordPiece,
+    /// one Python int per id, shared by every list returned (no int made per token)
+    ints: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl PyWordPiece {
+    /// `vocab`: (id, token) pairs; `special_tokens`: (text, id) pairs matched in the raw text.
+    #[new]
+    #[pyo3(signature = (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word, clean_text, handle_chinese_chars, strip_accents, lowercase, special_tokens))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        vocab: Vec<(Rank, String)>,
+        unk_token: &str,
+        continuing_subword_prefix: &str,
+        max_input_chars_per_word: usize,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let opts = BertOptions {
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+        };
+        let inner = py
+            .detach(|| {
+                WordPiece::new(
+                    &vocab,
+                    unk_token,
+                    continuing_subword_prefix,
+                    max_input_chars_per_word,
+                    opts,
+                    &special_tokens,
+                )
+            })
+            .map_err(to_py)?;
+        let top = vocab.iter().map(|&(i, _)| i).max().unwrap_or(0);
+        if top as usize >= vocab.len() {
+            return Err(to_py(Error::Vocab(format!(
+                "token ids must be 0..{} (one per token), got the id {top}",
+                vocab.len().saturating_sub(1)
+            ))));
+        }
+        let ints: Vec<Py<PyAny>> = (0..=top)
+            .map(|i| match i.into_pyobject(py) {
+                Ok(o) => o.into_any().unbind(),
+                Err(never) => match never {},
+            })
+            .collect();
+        Ok(PyWordPiece { inner, ints })
+    }
+
+    fn encode(&self, py: Python<'_>, text: PyBackedStr) -> Vec<Rank> {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            self.inner.encode(&text, &mut ids, None);
+            ids
+        })
+    }
+
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+    ) -> (Vec<Rank>, Vec<(u32, u32)>) {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            let mut offsets = Vec::new();
+            self.inner.encode(&text, &mut ids, Some(&mut offsets));
+            (ids, offsets)
+        })
+    }
+
+    #[pyo3(signature = (texts, *, with_offsets = false, num_threads = None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        with_offsets: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<crate::wordpiece::Encoded>> {
+        let threads = parallel(num_threads, None)?.threads;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.encode_batch(&refs, with_offsets, threads)
+        })
+        .map_err(to_py)
+    }
+
+    /// The ids of each text (no offsets), on `num_threads` threads.
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn encode_batch_ids<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let threads = parallel(num_threads, None)?.threads;
+        let encoded = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_batch(&refs, false, threads)
+            })
+            .map_err(to_py)?;
+        let lists = encoded
+            .iter()
+            .map(|(ids, _)| PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py))))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+}
+
+/// BERT normalization + pre-tokenization of `text`: (word, (start, end)) in characters.
+#[pyfunction]
+#[pyo3(signature = (text, *, clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true))]
+fn bert_pre_tokenize(
+    py: Python<'_>,
+    text: PyBackedStr,
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: bool,
+    lowercase: bool,
+) -> Vec<(String, (u32, u32))> {
+    let opts = BertOptions {
+        clean_text,
+        handle_chinese_chars,
+        strip_accents,
+        lowercase,
+    };
+    py.detach(|| crate::wordpiece::pre_tokenize(&opts, &text))
+}
+
+/// Word counts for WordPiece training, filled batch by batch (`wordpiece_train`).
+#[pyclass(module = "bytepair._core", name = "WordCounter")]
+struct PyWordCounter {
+    opts: BertOptions,
+    specials: Vec<String>,
+    words: rustc_hash::FxHashMap<String, u64>,
+}
+
+#[pymethods]
+impl PyWordCounter {
+    /// Text matching `split_on` separates words and is not counted.
+    #[new]
+    #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on))]
+    fn new(
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        split_on: Vec<String>,
+    ) -> PyResult<Self> {
+        crate::count::SpecialSplitter::new(&split_on).map_err(to_py)?;
+        Ok(PyWordCounter {
+            opts: BertOptions {
+                clean_text,
+                handle_chinese_chars,
+                strip_accents,
+                lowercase,
+            },
+            specials: split_on,
+            words: Default::default(),
+        })
+    }
+
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn add_texts(
+        &mut self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<()> {
+        let threads = parallel(num_threads, None)?.threads;
+        let (opts, specials, words) = (&self.opts, &self.specials, &mut self.words);
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            let counted = crate::wordpiece_train::count_words(opts, &refs, specials, threads)?;
+            for (w, c) in counted {
+                *words.entry(w).or_insert(0) += c;
+            }
+            Ok(())
+        })
+        .map_err(to_py)
+    }
+
+    /// Number of distinct words and total words.
+    fn sizes(&self) -> (usize, u64) {
+        (self.words.len(), self.words.values().sum())
+    }
+
+    /// The word counts, as (word, count) pairs.
+    fn counts(&self) -> Vec<(String, u64)> {
+        self.words.iter().map(|(w, &c)| (w.clone(), c)).collect()
+    }
+
+    /// Trains on the counted words: the vocabulary, tokens in id order.
+    #[pyo3(signature = (*, vocab_size, min_frequency, special_tokens, continuing_subword_prefix, algorithm, continuation_order = None, progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn train(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        special_tokens: Vec<String>,
+        continuing_subword_prefix: String,
+        algorithm: &str,
+        continuation_order: Option<Vec<String>>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let algorithm = match algorithm {
+            "score" => crate::wordpiece_train::Algorithm::Score,
+            "hf" => crate::wordpiece_train::Algorithm::Hf,
+            other => {
+                return Err(to_py(Error::Invalid(format!(
+                    "algorithm must be \"score\" or \"hf\", got {other:?}"
+                ))))
+            }
+        };
+        let opts = crate::wordpiece_train::TrainOptions {
+            vocab_size,
+            min_frequency,
+            special_tokens: &special_tokens,
+            prefix: &continuing_subword_prefix,
+            algorithm,
+            continuation_order: continuation_order.as_deref(),
+        };
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(200),
+                raised: &raised,
+            };
+            crate::wordpiece_train::train(&self.words, &opts, &mut |n| p.tick(n as u64, false))
+        });
+        finish(result, raised)
+    }
+}
+
+fn add_wordpiece(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyWordPiece>()?;
+    m.add_class::<PyWordCounter>()?;
+    m.add_function(wrap_pyfunction!(bert_pre_tokenize, m)?)?;
+    Ok(())
+}
+// ---- end WordPiece ----------------------------------------------------------------------
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPieceCounter>()?;
@@ -1057,5 +1317,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(file_cuts, m)?)?;
     m.add_function(wrap_pyfunction!(train_counters, m)?)?;
+    add_wordpiece(m)?; // WordPiece (issue 10)
     Ok(())
 }

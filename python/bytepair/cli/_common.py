@@ -12,6 +12,7 @@ from typing import BinaryIO
 
 from bytepair._display import pad, width
 from bytepair.tokenizer import Tokenizer
+from bytepair.wordpiece import WordPieceTokenizer
 
 PROG = "bytepair"
 BLOCK = 1 << 20  # bytes read at a time when streaming input
@@ -42,7 +43,16 @@ def encoding_names() -> list[str]:
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
-    """A tokenizer file, or the name of a pretrained encoding (``cl100k_base``) when no such file exists."""
+    """A byte-level BPE tokenizer: :func:`load_any`, refusing WordPiece with a clear message."""
+    tok = load_any(spec)
+    if not isinstance(tok, Tokenizer):
+        raise CommandError(f"{spec} is a WordPiece tokenizer; this command works on byte-level BPE tokenizers only")
+    return tok
+
+
+def load_any(spec: str) -> Tokenizer | WordPieceTokenizer:
+    """A tokenizer in any format ``bytepair.load`` reads, or the name of a pretrained encoding
+    (``cl100k_base``) when no such file exists."""
     if os.path.isdir(spec) and not (
         os.path.exists(os.path.join(spec, "tokenizer.json")) or os.path.exists(os.path.join(spec, "vocab.json"))
     ):

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from bytepair.cli import _common
-from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_tokenizer, open_input, stdout_bytes
+from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_any, open_input, stdout_bytes
 from bytepair.errors import UnknownTokenError
+from bytepair.wordpiece import WordPieceTokenizer
 
 
 def _parse_ids(stream: BinaryIO, name: str) -> Iterator[list[int]]:
@@ -35,7 +36,11 @@ def _parse_ids(stream: BinaryIO, name: str) -> Iterator[list[int]]:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_any(args.tokenizer)
+    if isinstance(tok, WordPieceTokenizer):
+        from bytepair.cli import _wordpiece
+
+        return _wordpiece.run_decode(args, tok)
     with open_input(args.file) as (stream, name):
         batches = _parse_ids(stream, name)
         out = stdout_bytes()

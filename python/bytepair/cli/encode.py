@@ -9,15 +9,20 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 from bytepair._display import token_repr
-from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_tokenizer, open_input, read_text
+from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_any, open_input, read_text
 from bytepair.errors import DisallowedSpecialTokenError
 from bytepair.tokenizer import Tokenizer
+from bytepair.wordpiece import WordPieceTokenizer
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.text is not None and args.file is not None:
         parser.error("give a FILE or --text, not both")
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_any(args.tokenizer)
+    if isinstance(tok, WordPieceTokenizer):
+        from bytepair.cli import _wordpiece
+
+        return _wordpiece.run_encode(args, tok)
     if args.allow_special:
         options: dict[str, Any] = {"allowed_special": "all"}
     elif args.ordinary:

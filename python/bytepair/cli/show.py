@@ -9,9 +9,10 @@ from typing import Any
 
 from bytepair._display import token_repr
 from bytepair._progress import size_text
-from bytepair.cli._common import PROG, Formatter, load_tokenizer, duration, plural, positive, table
+from bytepair.cli._common import PROG, Formatter, duration, load_any, plural, positive, table
 from bytepair.tokenizer import Tokenizer
 from bytepair.training import sources_table
+from bytepair.wordpiece import WordPieceTokenizer
 
 _TOKEN_COLUMNS = 32  # widest token shown by `show` before it is cut with "…"
 
@@ -70,7 +71,11 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_any(args.tokenizer)
+    if isinstance(tok, WordPieceTokenizer):
+        from bytepair.cli import _wordpiece
+
+        return _wordpiece.run_show(args, tok)
     limit = 0 if args.all else args.limit
     # A rank model (tiktoken) is shown by its ranks; tok.merges would give its recovered merges.
     merges: list[tuple[bytes, bytes]] | None = tok.merges if tok._merges is not None else None

@@ -76,6 +76,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
         args.vocab_size = SAMPLE_VOCAB_SIZE
     _check_output(args.output)
+    if args.model == "wordpiece":  # WordPiece (issue 10)
+        from bytepair.cli._wordpiece import check_train_args
+
+        check_train_args(args)
     options: dict[str, Any] = {}
     if args.base is not None:
         options["base"] = load_tokenizer(args.base)
@@ -97,6 +101,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             sources = [bytepair.Source(args.files, text_field=args.text_field)]
             names = list(args.files)
+        if args.model == "wordpiece":  # WordPiece (issue 10)
+            from bytepair.cli import _wordpiece
+
+            return _wordpiece.run_train(args, sources, names)
         started = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -357,4 +365,8 @@ examples:
         action="store_true",
         help="print the merges in the order they were learned, 't' + 'he' -> 'the', with how often each was applied",
     )
+    # WordPiece (issue 10)
+    from bytepair.cli._wordpiece import add_train_options
+
+    add_train_options(train)
     train.set_defaults(run=run, subparser=train)

@@ -142,7 +142,7 @@ def _check_model(model: Any, where: str) -> dict[str, Any]:
     kind = _type(model, "model", where)
     if kind == "WordPiece":
         raise FormatError(
-            f"{where}: model is WordPiece; WordPiece files are read by bytepair.wordpiece, not as byte-level BPE"
+            f"{where}: model is WordPiece, not byte-level BPE; bytepair.load(path) reads it as a WordPieceTokenizer"
         )
     if kind != "BPE":
         raise _unsupported(where, "model", kind, "only BPE (byte-level)")

@@ -1,0 +1,396 @@
+"""WordPieceTokenizer: BERT's tokenizer (normalization, pre-tokenization, WordPiece) on the Rust core.
+
+The Rust extension holds the mechanism (the vocabulary trie, the BERT character tables); this
+class holds the policy: argument checks, special tokens, templates, decoding, files.
+
+Behaviour is Hugging Face's ``BertTokenizerFast`` (``tokenizers``' BertNormalizer,
+BertPreTokenizer, WordPiece model and decoder): the same ids, tokens and character offsets.
+Differences in defaults, chosen to match bytepair's BPE ``Tokenizer``: ``encode`` adds no
+``[CLS]``/``[SEP]`` unless ``add_special_tokens=True``, and ``decode`` keeps special tokens
+unless ``skip_special_tokens=True``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from bytepair import _core
+from bytepair.errors import BytepairError, UnknownTokenError, VocabError
+
+__all__ = ["BERT_SPECIAL_TOKENS", "WordPieceTokenizer"]
+
+#: The special tokens of BERT vocabularies, in the order (and so with the ids) training gives them.
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+# Hugging Face's WordPiece decoder's clean-up, applied to each token in turn, in this order.
+_CLEANUP = (
+    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+    (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+)
+
+
+def _check_template(template: Sequence[str] | None, what: str, sequences: tuple[str, ...], vocab: Mapping[str, int]) -> list[str] | None:
+    if template is None:
+        return None
+    if isinstance(template, str):
+        template = template.split()
+    items = list(template)
+    for item in items:
+        if not isinstance(item, str):
+            raise VocabError(f"{what} template: items must be strings, got {item!r}")
+        if item.startswith("$"):
+            if item not in sequences:
+                raise VocabError(f"{what} template: {item!r} is not one of {', '.join(sequences)}")
+        elif item not in vocab:
+            raise VocabError(f"{what} template: the token {item!r} is not in the vocabulary")
+    for s in sequences:
+        if items.count(s) != 1:
+            raise VocabError(f"{what} template must name {s} exactly once, got {' '.join(items)!r}")
+    return items
+
+
+class WordPieceTokenizer:
+    """A WordPiece tokenizer with BERT normalization and pre-tokenization.
+
+    ``vocab`` is ``{token: id}`` with ids ``0 .. len(vocab)-1``, or a list of tokens (the index
+    is the id, as in BERT's ``vocab.txt``). Continuation pieces carry
+    ``continuing_subword_prefix`` (``"##"``). A word with no full split into vocabulary pieces,
+    or longer than ``max_input_chars_per_word`` characters, becomes ``unk_token``.
+
+    ``clean_text``, ``handle_chinese_chars``, ``strip_accents`` (``None``: as ``lowercase``) and
+    ``lowercase`` are the options of Hugging Face's ``BertNormalizer``. ``special_tokens`` are
+    texts recognized in the raw text before normalization (default: those of
+    ``[PAD] [UNK] [CLS] [SEP] [MASK]`` in the vocabulary). ``template`` and ``pair_template``
+    say what ``add_special_tokens=True`` adds: by default ``[CLS] $A [SEP]`` and
+    ``[CLS] $A [SEP] $B [SEP]`` when those tokens exist.
+
+    >>> tok = WordPieceTokenizer(["[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", ","])
+    >>> tok.tokenize("Unaffable, UN")
+    ['un', '##aff', '##able', ',', 'un']
+    >>> tok.decode(tok.encode("Unaffable, UN", add_special_tokens=True))
+    '[CLS] unaffable, un [SEP]'
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int] | Sequence[str],
+        *,
+        unk_token: str = "[UNK]",
+        continuing_subword_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+        strip_accents: bool | None = None,
+        lowercase: bool = True,
+        special_tokens: Sequence[str] | None = None,
+        template: Sequence[str] | str | None = None,
+        pair_template: Sequence[str] | str | None = None,
+        training: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(vocab, Mapping):
+            items = list(vocab.items())
+        elif isinstance(vocab, (str, bytes)):
+            raise TypeError("vocab must be a {token: id} mapping or a list of tokens, not a string")
+        else:
+            items = [(t, i) for i, t in enumerate(vocab)]
+        if not items:
+            raise VocabError("the vocabulary is empty")
+        by_id: list[str | None] = [None] * len(items)
+        token_ids: dict[str, int] = {}
+        for t, i in items:
+            if not isinstance(t, str):
+                raise VocabError(f"vocabulary tokens must be str, got {t!r}")
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(items):
+                raise VocabError(f"the token {t!r} has the id {i!r}, out of range 0..{len(items) - 1}")
+            if t == "":
+                raise VocabError(f"the token with id {i} is empty")
+            if t in token_ids:
+                raise VocabError(f"the token {t!r} appears twice (ids {token_ids[t]} and {i})")
+            if by_id[i] is not None:
+                raise VocabError(f"the id {i} is given to two tokens ({by_id[i]!r} and {t!r})")
+            by_id[i] = t
+            token_ids[t] = i
+        if not isinstance(max_input_chars_per_word, int) or isinstance(max_input_chars_per_word, bool) or max_input_chars_per_word < 1:
+            raise BytepairError(f"max_input_chars_per_word must be a positive int, got {max_input_chars_per_word!r}")
+        if not isinstance(continuing_subword_prefix, str):
+            raise TypeError("continuing_subword_prefix must be a str")
+        if unk_token not in token_ids:
+            raise VocabError(f"the unknown token {unk_token!r} is not in the vocabulary")
+        if special_tokens is None:
+            special_tokens = [t for t in BERT_SPECIAL_TOKENS if t in token_ids]
+        specials = list(dict.fromkeys(special_tokens))
+        for s in specials:
+            if s not in token_ids:
+                raise VocabError(f"the special token {s!r} is not in the vocabulary")
+        ordinary = [t for t in token_ids if t not in specials and t != unk_token]
+        if continuing_subword_prefix and ordinary and all(t.startswith(continuing_subword_prefix) for t in ordinary):
+            raise VocabError(
+                f"the vocabulary has no token that can start a word: every token but the special ones "
+                f"starts with {continuing_subword_prefix!r}"
+            )
+        if template is None and pair_template is None and "[CLS]" in token_ids and "[SEP]" in token_ids:
+            template, pair_template = ["[CLS]", "$A", "[SEP]"], ["[CLS]", "$A", "[SEP]", "$B", "[SEP]"]
+        self._template = _check_template(template, "single", ("$A",), token_ids)
+        self._pair_template = _check_template(pair_template, "pair", ("$A", "$B"), token_ids)
+        self._tokens: list[str] = [t for t in by_id if t is not None]
+        self._ids = token_ids
+        self._unk = unk_token
+        self._prefix = continuing_subword_prefix
+        self._max_chars = max_input_chars_per_word
+        self._bert = {
+            "clean_text": bool(clean_text),
+            "handle_chinese_chars": bool(handle_chinese_chars),
+            "strip_accents": bool(lowercase if strip_accents is None else strip_accents),
+            "lowercase": bool(lowercase),
+        }
+        self._strip_accents_option = strip_accents
+        self._specials = specials
+        self._training: dict[str, Any] = dict(training or {})
+        self._core = _core.WordPiece(
+            list(enumerate(self._tokens)),
+            unk_token,
+            continuing_subword_prefix,
+            max_input_chars_per_word,
+            self._bert["clean_text"],
+            self._bert["handle_chinese_chars"],
+            self._bert["strip_accents"],
+            self._bert["lowercase"],
+            [(s, token_ids[s]) for s in specials],
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of tokens, special tokens included."""
+        return len(self._tokens)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """``{token: id}`` (a copy)."""
+        return dict(self._ids)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """The special tokens recognized in text, ``{text: id}``."""
+        return {s: self._ids[s] for s in self._specials}
+
+    @property
+    def unk_token(self) -> str:
+        return self._unk
+
+    @property
+    def continuing_subword_prefix(self) -> str:
+        return self._prefix
+
+    @property
+    def max_input_chars_per_word(self) -> int:
+        return self._max_chars
+
+    @property
+    def normalizer_options(self) -> dict[str, bool]:
+        """The BertNormalizer options in effect (``strip_accents`` resolved)."""
+        return dict(self._bert)
+
+    @property
+    def template(self) -> list[str] | None:
+        return None if self._template is None else list(self._template)
+
+    @property
+    def pair_template(self) -> list[str] | None:
+        return None if self._pair_template is None else list(self._pair_template)
+
+    @property
+    def training(self) -> dict[str, Any]:
+        return dict(self._training)
+
+    def __repr__(self) -> str:
+        return f"<WordPieceTokenizer vocab_size={self.vocab_size} lowercase={self._bert['lowercase']}>"
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of ``token``, or None (as Hugging Face's ``token_to_id``)."""
+        return self._ids.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        """The token of ``id``, or None."""
+        if isinstance(id, int) and not isinstance(id, bool) and 0 <= id < len(self._tokens):
+            return self._tokens[id]
+        return None
+
+    # ------------------------------------------------------------------ encoding
+
+    def _wrap(
+        self, a: tuple[list[int], list[tuple[int, int]]], b: tuple[list[int], list[tuple[int, int]]] | None
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        template = self._template if b is None else self._pair_template
+        if template is None:
+            raise VocabError(
+                "add_special_tokens=True needs a template: this vocabulary has no [CLS]/[SEP] "
+                "(pass template=... to the tokenizer)"
+            )
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        for item in template:
+            if item == "$A" or item == "$B":
+                seq = a if item == "$A" else b
+                assert seq is not None
+                ids += seq[0]
+                offsets += seq[1]
+            else:
+                ids.append(self._ids[item])
+                offsets.append((0, 0))
+        return ids, offsets
+
+    def encode(self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = False) -> list[int]:
+        """The token ids of ``text`` (and ``text_pair``, which needs ``add_special_tokens=True``)."""
+        if add_special_tokens or text_pair is not None:
+            return self.encode_with_offsets(text, text_pair, add_special_tokens=add_special_tokens)[0]
+        _check_text(text)
+        try:
+            return self._core.encode(text)
+        except UnicodeEncodeError:
+            return self._core.encode(_repair_surrogates(text))
+
+    def encode_with_offsets(
+        self, text: str, text_pair: str | None = None, *, add_special_tokens: bool = False
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and, for each, ``(start, end)`` character offsets into its text (as
+        Hugging Face gives them; added template tokens get ``(0, 0)``)."""
+        _check_text(text)
+        if text_pair is not None:
+            _check_text(text_pair)
+            if not add_special_tokens:
+                raise BytepairError("a text pair is joined by the pair template: pass add_special_tokens=True")
+        if not add_special_tokens:
+            return self._one(text)
+        return self._wrap(self._one(text), None if text_pair is None else self._one(text_pair))
+
+    def _one(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        try:
+            return self._core.encode_with_offsets(text)
+        except UnicodeEncodeError:
+            return self._core.encode_with_offsets(_repair_surrogates(text))
+
+    def encode_batch(
+        self, texts: Sequence[str], *, add_special_tokens: bool = False, num_threads: int | None = None
+    ) -> list[list[int]]:
+        """The ids of each text, encoded on ``num_threads`` threads (all cores by default)."""
+        if add_special_tokens:
+            return [ids for ids, _ in self.encode_batch_with_offsets(texts, add_special_tokens=True, num_threads=num_threads)]
+        if isinstance(texts, str):
+            raise TypeError("encode_batch() takes a sequence of texts, not one str")
+        texts = list(texts)
+        for t in texts:
+            _check_text(t)
+        _check_threads(num_threads)
+        # The result is one list per text: making many lists at once sets off the cyclic
+        # garbage collector again and again (a third of the time on short documents), and
+        # lists of ints cannot form cycles; so it is paused for the call.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            try:
+                return self._core.encode_batch_ids(texts, num_threads=num_threads)
+            except UnicodeEncodeError:
+                return self._core.encode_batch_ids([_repair_surrogates(t) for t in texts], num_threads=num_threads)
+        finally:
+            if paused:
+                gc.enable()
+
+    def encode_batch_with_offsets(
+        self, texts: Sequence[str], *, add_special_tokens: bool = False, num_threads: int | None = None
+    ) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        """Ids and offsets of each text, on ``num_threads`` threads (all cores by default)."""
+        if isinstance(texts, str):
+            raise TypeError("encode_batch() takes a sequence of texts, not one str")
+        texts = list(texts)
+        for t in texts:
+            _check_text(t)
+        _check_threads(num_threads)
+        with_offsets = True
+        try:
+            out = self._core.encode_batch(texts, with_offsets=with_offsets, num_threads=num_threads)
+        except UnicodeEncodeError:
+            texts = [_repair_surrogates(t) for t in texts]
+            out = self._core.encode_batch(texts, with_offsets=with_offsets, num_threads=num_threads)
+        if add_special_tokens:
+            out = [self._wrap(e, None) for e in out]
+        return out
+
+    def tokenize(self, text: str, *, add_special_tokens: bool = False) -> list[str]:
+        """The tokens of ``text`` as strings."""
+        return [self._tokens[i] for i in self.encode(text, add_special_tokens=add_special_tokens)]
+
+    # ------------------------------------------------------------------ decoding
+
+    def convert_ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
+        out = []
+        for i in ids:
+            t = self.id_to_token(i)
+            if t is None:
+                raise UnknownTokenError(f"unknown token id {i!r}")
+            out.append(t)
+        return out
+
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False, cleanup: bool = True) -> str:
+        """Text from ids as Hugging Face's WordPiece decoder gives it: continuation pieces are
+        joined to the piece before, other pieces separated by a space, and (``cleanup``) the
+        space before ``. ? ! ,`` and English contractions removed."""
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"expected a sequence of token ids, not {type(ids).__name__}")
+        tokens = self.convert_ids_to_tokens(ids)
+        if skip_special_tokens:
+            specials = set(self._specials)
+            tokens = [t for t in tokens if t not in specials]
+        parts = []
+        prefix = self._prefix
+        for n, t in enumerate(tokens):
+            if n:
+                t = t[len(prefix):] if prefix and t.startswith(prefix) else " " + t
+            if cleanup:
+                for a, b in _CLEANUP:
+                    t = t.replace(a, b)
+            parts.append(t)
+        return "".join(parts)
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the tokenizer to bytepair's JSON file (model kind ``"wordpiece"``), atomically."""
+        from bytepair._wordpiece_file import save
+
+        save(self, path)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> WordPieceTokenizer:
+        """Reads a tokenizer saved with :meth:`save`."""
+        from bytepair._wordpiece_file import load
+
+        return load(path)
+
+    def save_pretrained(self, directory: str | os.PathLike[str]) -> list[str]:
+        """Writes a directory that ``transformers.AutoTokenizer.from_pretrained`` loads as a
+        ``BertTokenizerFast``: ``tokenizer.json``, ``tokenizer_config.json``,
+        ``special_tokens_map.json`` and ``vocab.txt``. Returns the paths written."""
+        from bytepair.formats.hf_wordpiece import save_pretrained
+
+        return save_pretrained(self, directory)
+
+
+def _repair_surrogates(text: str) -> str:
+    """Lone surrogates cannot be UTF-8 encoded: each becomes U+FFFD (one character, so offsets
+    still index the original text), which clean_text then drops."""
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def _check_threads(num_threads: object) -> None:
+    if num_threads is not None and (not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1):
+        raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")

@@ -1,0 +1,306 @@
+"""WordPiece training: ``train_wordpiece(sources, ...)`` and ``train_wordpiece_from_iterator(texts, ...)``.
+
+Words are counted under BERT normalization and pre-tokenization (the options the tokenizer will
+encode with), on all cores, batch by batch; then the Rust merge loop (``rust/src/wordpiece_train.rs``)
+builds the vocabulary with one of two rules:
+
+- ``algorithm="score"`` (default): WordPiece's own rule, the pair with the highest
+  ``count(ab) / (count(a) * count(b))``; ties go to the higher ``count(ab)``, then to the
+  smallest ``(id(a), id(b))`` (ids in creation order: special tokens, characters, ``##``
+  characters, merges). Pairs seen fewer than ``min_frequency`` times are never merged.
+- ``algorithm="hf"``: Hugging Face's ``WordPieceTrainer`` (its BPE trainer with a ``##`` prefix):
+  the most frequent pair, ties to the smallest ids, stop below ``min_frequency``. HF numbers
+  the ``##`` characters in hash-map order, different on each run; here they are in code-point
+  order, so the result is one of HF's possible results, the same every time.
+
+Special tokens (default ``[PAD] [UNK] [CLS] [SEP] [MASK]``) take the first ids. With the score
+rule their text in the corpus separates words and is not counted (as in BPE training); with the
+HF rule it is counted like any text, as HF does.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from bytepair import _core, _progress
+from bytepair.errors import BytepairError
+from bytepair.sources import DECOMPRESS_ERRORS, Source, SourceFile, decompress_error, documents, open_stream, resolve, utf8_error
+from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _repair_surrogates
+
+__all__ = ["train_wordpiece", "train_wordpiece_from_iterator"]
+
+_BATCH_CHARS = 1 << 22  # texts handed to the counter at a time (about 4 M characters)
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """A long document cut at newlines into pieces of about _BATCH_CHARS (no word spans a newline)."""
+    start = 0
+    while len(text) - start > _BATCH_CHARS:
+        cut = text.rfind("\n", start + _BATCH_CHARS // 2, start + _BATCH_CHARS)
+        if cut < 0:
+            cut = text.find("\n", start + _BATCH_CHARS)
+            if cut < 0:
+                break
+        yield text[start : cut + 1]
+        start = cut + 1
+    yield text[start:]
+
+
+def _stream_text(f: SourceFile, errors: str) -> Iterator[str]:
+    """A text file in blocks of about 4 MB cut after a newline (no word is cut in two), so
+    that memory does not grow with the file."""
+    handler = "bytepair.replace" if errors == "replace" else "strict"
+    decoder = codecs.getincrementaldecoder("utf-8")(handler)
+    offset = 0
+    rest = ""
+    with open(f.path, "rb") as raw:
+        stream = open_stream(f, raw)
+        try:
+            while True:
+                block = stream.read(_BATCH_CHARS)
+                pending = len(decoder.getstate()[0])
+                try:
+                    text = rest + decoder.decode(block, final=not block)
+                except UnicodeDecodeError as e:
+                    raise utf8_error(f, offset - pending + e.start) from None
+                offset += len(block)
+                if not block:
+                    if text:
+                        yield text
+                    return
+                cut = text.rfind("\n")
+                if cut < 0:
+                    rest = text
+                    continue
+                yield text[: cut + 1]
+                rest = text[cut + 1 :]
+        except DECOMPRESS_ERRORS as e:
+            raise decompress_error(f, e) from None
+
+
+def _add(counter: _core.WordCounter, batch: list[str], num_threads: int | None) -> None:
+    try:
+        counter.add_texts(batch, num_threads=num_threads)
+    except UnicodeEncodeError:  # lone surrogates: U+FFFD, which clean_text drops (as encoding does)
+        counter.add_texts([_repair_surrogates(t) for t in batch], num_threads=num_threads)
+
+
+def _check(vocab_size: object, min_frequency: object, algorithm: object) -> None:
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
+        raise BytepairError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
+        raise BytepairError(f"min_frequency must be a non-negative int, got {min_frequency!r}")
+    if algorithm not in ("score", "hf"):
+        raise BytepairError(f'algorithm must be "score" or "hf", got {algorithm!r}')
+
+
+def _train(
+    texts: Iterable[str],
+    *,
+    vocab_size: int,
+    algorithm: str,
+    min_frequency: int,
+    special_tokens: Sequence[str],
+    unk_token: str,
+    continuing_subword_prefix: str,
+    max_input_chars_per_word: int,
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: bool | None,
+    lowercase: bool,
+    num_threads: int | None,
+    progress: bool | None,
+    total_bytes: int | None,
+    sources: list[dict[str, Any]],
+    _continuation_order: list[str] | None = None,
+) -> WordPieceTokenizer:
+    _check(vocab_size, min_frequency, algorithm)
+    specials = list(dict.fromkeys(special_tokens))
+    if unk_token not in specials:
+        raise BytepairError(f"the unknown token {unk_token!r} must be one of special_tokens {specials!r}")
+    strip = lowercase if strip_accents is None else strip_accents
+    counter = _core.WordCounter(
+        clean_text=clean_text,
+        handle_chinese_chars=handle_chinese_chars,
+        strip_accents=strip,
+        lowercase=lowercase,
+        split_on=specials if algorithm == "score" else [],
+    )
+    show = _progress.wanted(progress)
+    bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
+    started = time.perf_counter()
+    batch: list[str] = []
+    size = 0
+    done = 0
+    n_bytes = 0
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"training texts must be str, got {type(text).__name__}")
+        for piece in _pieces(text):
+            batch.append(piece)
+            size += len(piece)
+            n_bytes += len(piece.encode("utf-8", "surrogatepass"))
+            if size >= _BATCH_CHARS:
+                _add(counter, batch, num_threads)
+                done += size
+                batch, size = [], 0
+                if bar:
+                    bar.update(done)
+    if batch:
+        _add(counter, batch, num_threads)
+        done += size
+    if bar:
+        bar.update(done)
+        bar.close()
+    counted = time.perf_counter() - started
+    merge_bar = _progress.Progress("merging", total=vocab_size, unit="tokens") if show else None
+    callback: Callable[[int], object] | None = merge_bar.update if merge_bar else None
+    tokens = counter.train(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=specials,
+        continuing_subword_prefix=continuing_subword_prefix,
+        algorithm=algorithm,
+        continuation_order=_continuation_order,
+        progress=callback,
+    )
+    if merge_bar:
+        merge_bar.update(len(tokens))
+        merge_bar.close()
+    distinct, words = counter.sizes()
+    from bytepair import __version__
+
+    tok = WordPieceTokenizer(
+        tokens,
+        unk_token=unk_token,
+        continuing_subword_prefix=continuing_subword_prefix,
+        max_input_chars_per_word=max_input_chars_per_word,
+        clean_text=clean_text,
+        handle_chinese_chars=handle_chinese_chars,
+        strip_accents=strip_accents,
+        lowercase=lowercase,
+        special_tokens=specials,
+    )
+    # What the vocabulary does to the training data, from the counts (each distinct word
+    # encoded once): tokens, tokens per word, [UNK] tokens.
+    counts = counter.counts()
+    encoded = tok._core.encode_batch([w for w, _ in counts], num_threads=num_threads)
+    unk_id = tok.vocab[unk_token]
+    n_tokens = sum(n * len(ids) for (_, n), (ids, _) in zip(counts, encoded))
+    n_unk = sum(n * ids.count(unk_id) for (_, n), (ids, _) in zip(counts, encoded))
+
+    training = {
+        "model": "wordpiece",
+        "algorithm": algorithm,
+        "vocab_size": vocab_size,
+        "min_frequency": min_frequency,
+        "special_tokens": specials,
+        "distinct_words": distinct,
+        "words": words,
+        "characters": done,
+        "text_bytes": n_bytes,
+        "tokens": n_tokens,
+        "unk_tokens": n_unk,
+        "sources": sources,
+        "seconds": {"counting": round(counted, 3), "total": round(time.perf_counter() - started, 3)},
+        "bytepair_version": __version__,
+    }
+    tok._training = training
+    return tok
+
+
+def train_wordpiece_from_iterator(
+    texts: Iterable[str],
+    *,
+    vocab_size: int,
+    algorithm: str = "score",
+    min_frequency: int = 2,
+    special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS,
+    unk_token: str = "[UNK]",
+    continuing_subword_prefix: str = "##",
+    max_input_chars_per_word: int = 100,
+    clean_text: bool = True,
+    handle_chinese_chars: bool = True,
+    strip_accents: bool | None = None,
+    lowercase: bool = True,
+    num_threads: int | None = None,
+    progress: bool | None = None,
+    _continuation_order: list[str] | None = None,
+) -> WordPieceTokenizer:
+    """Trains a WordPiece tokenizer on an iterable of ``str`` documents (see the module docstring
+    for the two algorithms). ``vocab_size`` counts everything (special tokens, characters,
+    ``##`` characters, merges); the characters are always all kept, even past ``vocab_size``."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("train_wordpiece_from_iterator() takes an iterable of texts, not one str")
+    return _train(
+        texts,
+        vocab_size=vocab_size, algorithm=algorithm, min_frequency=min_frequency, special_tokens=special_tokens,
+        unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
+        max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
+        handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
+        num_threads=num_threads, progress=progress, total_bytes=None, sources=[{"name": "texts"}],
+        _continuation_order=_continuation_order,
+    )
+
+
+def train_wordpiece(
+    sources: str | os.PathLike[str] | Source | Iterable[str | os.PathLike[str]] | Iterable[Source],
+    *,
+    vocab_size: int,
+    algorithm: str = "score",
+    min_frequency: int = 2,
+    special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS,
+    unk_token: str = "[UNK]",
+    continuing_subword_prefix: str = "##",
+    max_input_chars_per_word: int = 100,
+    clean_text: bool = True,
+    handle_chinese_chars: bool = True,
+    strip_accents: bool | None = None,
+    lowercase: bool = True,
+    errors: str = "strict",
+    num_threads: int | None = None,
+    progress: bool | None = None,
+) -> WordPieceTokenizer:
+    """Trains a WordPiece tokenizer on files (paths, globs, directories, ``.jsonl``, ``.gz``,
+    ``.zst``: see :class:`bytepair.Source`) or on :class:`Source` objects, all counted together
+    (no mixing weights). Other options as :func:`train_wordpiece_from_iterator`."""
+    if errors not in ("strict", "replace"):
+        raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
+    if isinstance(sources, (str, os.PathLike, Source)):
+        items: list[Any] = [sources]
+    else:
+        items = list(sources)
+    if items and all(isinstance(s, (str, os.PathLike)) for s in items):
+        items = [Source(items)]
+    srcs: list[Source] = []
+    for s in items:
+        if not isinstance(s, Source):
+            raise TypeError(f"sources must be paths or Source objects, got {type(s).__name__}")
+        srcs.append(s)
+    plan = [(s, resolve(s, errors == "strict") if s.paths is not None else []) for s in srcs]
+    total = sum(f.size for _, files in plan for f in files) if all(s.paths is not None for s in srcs) else None
+
+    def texts() -> Iterator[str]:
+        for s, files in plan:
+            if s.paths is None:
+                assert s.texts is not None
+                yield from s.texts
+            for f in files:
+                if f.jsonl:
+                    yield from documents(f, text_field=s.text_field, errors=errors)
+                else:
+                    yield from _stream_text(f, errors)
+
+    info = [{"name": s.name, "files": len(files), "bytes": sum(f.size for f in files)} for s, files in plan]
+    return _train(
+        texts(),
+        vocab_size=vocab_size, algorithm=algorithm, min_frequency=min_frequency, special_tokens=special_tokens,
+        unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
+        max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
+        handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
+        num_threads=num_threads, progress=progress, total_bytes=total, sources=info,
+    )

@@ -1,0 +1,452 @@
+//! WordPiece training: word counting under BERT normalization, then a merge loop with one of
+//! two selection rules.
+//!
+//! Initial vocabulary (both algorithms): the special tokens, then every character of the words
+//! in code-point order, then `##c` for every character `c` that occurs after the first position
+//! of a word, in code-point order. Each word starts as its first character and `##`
+//! continuation characters.
+//!
+//! `Algorithm::Hf` reproduces Hugging Face's `WordPieceTrainer` (its BPE trainer with a `##`
+//! prefix): take the pair with the highest count, ties to the smallest (left id, right id); stop
+//! when the vocabulary is full or the best count is below `min_frequency`; the new token is
+//! left + right without right's prefix, and a new token already in the vocabulary takes no new
+//! id (the merge still happens). Word merges are left to right, non-overlapping, with HF's
+//! bookkeeping of pair counts. One thing HF leaves to chance: it gives the `##c` tokens ids in
+//! the iteration order of a hash map, which changes from run to run (and with it the ties that
+//! involve them); here they are in code-point order, and `continuation_order` lets a caller
+//! give HF's order to reproduce one of its runs id for id (the tests do).
+//!
+//! `Algorithm::Score` is WordPiece's own rule: the pair with the highest
+//! count(ab) / (count(a) * count(b)), counts weighted by word frequency, compared exactly as
+//! integers (u128 cross products); ties to the higher count(ab), then the smallest
+//! (left id, right id). Pairs that occur fewer than `min_frequency` times are never merged.
+//!
+//! Cost: pairs are kept with the words they occur in, and a lazy max-heap holds candidates; a
+//! popped entry that no longer matches its pair's current value is pushed back with it. For the
+//! HF rule a pair's count only falls until it is merged (pairs that rise contain the new token
+//! and are pushed once), as in BPE. For the score rule a merge of (a, b) lowers count(a) and
+//! count(b), which raises the score of every other pair holding a or b: those pairs are pushed
+//! again with their new score (symbol -> pairs index), so the popped maximum is exact.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::error::Result;
+use crate::wordpiece::{for_each_word, BertOptions, Word};
+use crate::Rank;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Score,
+    Hf,
+}
+
+/// Counts the normalized BERT words of `texts` on `threads` threads. Text matching one of
+/// `specials` separates words and is not counted.
+pub fn count_words(
+    opts: &BertOptions,
+    texts: &[&str],
+    specials: &[String],
+    threads: usize,
+) -> Result<FxHashMap<String, u64>> {
+    let splitter = crate::count::SpecialSplitter::new(specials)?;
+    let count = |chunk: &[&str]| {
+        let mut map: FxHashMap<String, u64> = FxHashMap::default();
+        let mut word = Word::default();
+        for t in chunk {
+            let _ = splitter.for_each_stretch(t, |stretch| -> std::result::Result<(), ()> {
+                for_each_word(opts, stretch, 0, &mut word, |w| {
+                    if let Some(c) = map.get_mut(w.text.as_str()) {
+                        *c += 1;
+                    } else {
+                        map.insert(w.text.clone(), 1);
+                    }
+                });
+                Ok(())
+            });
+        }
+        map
+    };
+    crate::threads::run(threads, || {
+        let per = texts.len().div_ceil(threads.max(1) * 4).max(1);
+        let maps: Vec<FxHashMap<String, u64>> = if threads == 1 {
+            vec![count(texts)]
+        } else {
+            texts.par_chunks(per).map(count).collect()
+        };
+        let mut total: FxHashMap<String, u64> = FxHashMap::default();
+        for m in maps {
+            for (w, c) in m {
+                *total.entry(w).or_insert(0) += c;
+            }
+        }
+        total
+    })
+}
+
+pub struct TrainOptions<'a> {
+    pub vocab_size: usize,
+    pub min_frequency: u64,
+    pub special_tokens: &'a [String],
+    pub prefix: &'a str,
+    pub algorithm: Algorithm,
+    /// HF's order of the continuation tokens (`##c` texts), overriding code-point order.
+    pub continuation_order: Option<&'a [String]>,
+}
+
+#[inline]
+fn key(a: Rank, b: Rank) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
+
+struct Cand {
+    count: u64,
+    /// count(a) * count(b) for the score rule, 1 for the HF rule
+    den: u128,
+    pair: u64,
+    /// HF rule: the words this entry merges in (an index into `positions`), as HF's queue
+    /// entries carry their own word set; the score rule merges in every word of the pair.
+    pos: u32,
+}
+
+impl PartialEq for Cand {
+    fn eq(&self, o: &Self) -> bool {
+        self.count == o.count && self.den == o.den && self.pair == o.pair
+    }
+}
+
+impl Eq for Cand {}
+
+impl Ord for Cand {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // count/den vs o.count/o.den, exactly
+        let l = self.count as u128 * o.den;
+        let r = o.count as u128 * self.den;
+        l.cmp(&r)
+            .then(self.count.cmp(&o.count))
+            .then(o.pair.cmp(&self.pair))
+    }
+}
+
+impl PartialOrd for Cand {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Trains on word counts: the vocabulary, tokens in id order. `progress(n)` is told the
+/// vocabulary size now and then; an error from it stops training.
+pub fn train(
+    words: &FxHashMap<String, u64>,
+    opts: &TrainOptions,
+    progress: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Vec<String>> {
+    let mut vocab: Vec<String> = Vec::new();
+    let mut ids: FxHashMap<String, Rank> = FxHashMap::default();
+    let add = |t: String, vocab: &mut Vec<String>, ids: &mut FxHashMap<String, Rank>| -> Rank {
+        if let Some(&i) = ids.get(&t) {
+            return i;
+        }
+        let i = vocab.len() as Rank;
+        ids.insert(t.clone(), i);
+        vocab.push(t);
+        i
+    };
+    for s in opts.special_tokens {
+        add(s.clone(), &mut vocab, &mut ids);
+    }
+    // Words in a fixed order (sorted), so that everything below is deterministic.
+    let mut list: Vec<(&str, u64)> = words.iter().map(|(w, &c)| (w.as_str(), c)).collect();
+    list.sort_unstable();
+    let mut alphabet: Vec<char> = Vec::new();
+    let mut continuing: Vec<char> = Vec::new();
+    {
+        let mut seen = FxHashSet::default();
+        let mut seen_cont = FxHashSet::default();
+        for (w, _) in &list {
+            for (n, c) in w.chars().enumerate() {
+                if seen.insert(c) {
+                    alphabet.push(c);
+                }
+                if n > 0 && seen_cont.insert(c) {
+                    continuing.push(c);
+                }
+            }
+        }
+    }
+    alphabet.sort_unstable();
+    continuing.sort_unstable();
+    for c in &alphabet {
+        add(c.to_string(), &mut vocab, &mut ids);
+    }
+    if let Some(order) = opts.continuation_order {
+        for t in order {
+            add(t.clone(), &mut vocab, &mut ids);
+        }
+    }
+    for c in &continuing {
+        add(format!("{}{c}", opts.prefix), &mut vocab, &mut ids);
+    }
+    // Words as symbol ids.
+    let mut syms: Vec<Vec<Rank>> = list
+        .iter()
+        .map(|(w, _)| {
+            w.chars()
+                .enumerate()
+                .map(|(n, c)| {
+                    let t = if n == 0 {
+                        c.to_string()
+                    } else {
+                        format!("{}{c}", opts.prefix)
+                    };
+                    ids[&t]
+                })
+                .collect()
+        })
+        .collect();
+    let counts: Vec<u64> = list.iter().map(|&(_, c)| c).collect();
+    let score = opts.algorithm == Algorithm::Score;
+
+    let mut pair_count: FxHashMap<u64, i128> = FxHashMap::default();
+    // pair -> words it occurs in (all of them, ever; a word listed may no longer have it)
+    let mut wher: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    let mut unit: Vec<i128> = vec![0; vocab.len()];
+    for (i, w) in syms.iter().enumerate() {
+        for &s in w {
+            unit[s as usize] += counts[i] as i128;
+        }
+        for p in w.windows(2) {
+            let k = key(p[0], p[1]);
+            *pair_count.entry(k).or_insert(0) += counts[i] as i128;
+            let list = wher.entry(k).or_default();
+            if list.last() != Some(&(i as u32)) {
+                list.push(i as u32);
+            }
+        }
+    }
+    // HF rule: word lists of the queue entries.
+    let mut positions: Vec<Vec<u32>> = Vec::new();
+    // symbol -> pairs it is in (score rule only)
+    let mut by_symbol: FxHashMap<Rank, FxHashSet<u64>> = FxHashMap::default();
+    if score {
+        for (&k, &c) in &pair_count {
+            if c < opts.min_frequency.max(1) as i128 {
+                continue; // never a candidate (see the pruning below)
+            }
+            by_symbol.entry((k >> 32) as Rank).or_default().insert(k);
+            by_symbol.entry(k as Rank).or_default().insert(k);
+        }
+    }
+    let cand =
+        |k: u64, pos: u32, pair_count: &FxHashMap<u64, i128>, unit: &[i128]| -> Option<Cand> {
+            let c = *pair_count.get(&k)?;
+            if c <= 0 || (score && (c as u64) < opts.min_frequency) {
+                return None;
+            }
+            let den = if score {
+                let a = unit[(k >> 32) as usize].max(1) as u128;
+                let b = unit[(k as Rank) as usize].max(1) as u128;
+                a.saturating_mul(b)
+            } else {
+                1
+            };
+            Some(Cand {
+                count: c as u64,
+                den,
+                pair: k,
+                pos,
+            })
+        };
+    let mut heap: BinaryHeap<Cand> = BinaryHeap::new();
+    // score rule: the value of each pair's live heap entry (older entries are skipped)
+    let mut pushed: FxHashMap<u64, (u64, u128)> = FxHashMap::default();
+    for (&k, list) in &wher {
+        let pos = if score {
+            u32::MAX
+        } else {
+            positions.push(list.clone());
+            (positions.len() - 1) as u32
+        };
+        if let Some(c) = cand(k, pos, &pair_count, &unit) {
+            if score {
+                pushed.insert(k, (c.count, c.den));
+            }
+            heap.push(c);
+        }
+    }
+
+    let mut last_report = 0;
+    while vocab.len() < opts.vocab_size {
+        let Some(top) = heap.pop() else { break };
+        if score && pushed.get(&top.pair) != Some(&(top.count, top.den)) {
+            continue; // an older entry of a pair pushed again since
+        }
+        let Some(now) = cand(top.pair, top.pos, &pair_count, &unit) else {
+            pushed.remove(&top.pair);
+            continue;
+        };
+        if now != top {
+            if score {
+                pushed.insert(top.pair, (now.count, now.den));
+            }
+            heap.push(now);
+            continue;
+        }
+        pushed.remove(&top.pair);
+        if top.count < opts.min_frequency {
+            break;
+        }
+        let (a, b) = ((top.pair >> 32) as Rank, top.pair as Rank);
+        let right = vocab[b as usize]
+            .strip_prefix(opts.prefix)
+            .unwrap_or(&vocab[b as usize]);
+        let new_text = format!("{}{}", vocab[a as usize], right);
+        let new = add(new_text, &mut vocab, &mut ids);
+        if unit.len() < vocab.len() {
+            unit.resize(vocab.len(), 0);
+        }
+        let touched: Vec<u32> = if score {
+            wher.remove(&top.pair).unwrap_or_default()
+        } else {
+            std::mem::take(&mut positions[top.pos as usize])
+        };
+        // Merge in each word, left to right, non-overlapping, with HF's Word::merge bookkeeping.
+        // new pair -> words it appeared in during this merge (HF's `where_to_update`)
+        let mut new_pairs: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        let note = |k: u64, wi: u32, new_pairs: &mut FxHashMap<u64, Vec<u32>>| {
+            let list = new_pairs.entry(k).or_default();
+            if list.last() != Some(&wi) {
+                list.push(wi);
+            }
+        };
+        for &wi in &touched {
+            let w = &mut syms[wi as usize];
+            let c = counts[wi as usize] as i128;
+            let mut i = 0;
+            while i + 1 < w.len() {
+                if w[i] == a && w[i + 1] == b {
+                    if i > 0 {
+                        let p = w[i - 1];
+                        *pair_count.entry(key(p, a)).or_insert(0) -= c;
+                        let k = key(p, new);
+                        *pair_count.entry(k).or_insert(0) += c;
+                        note(k, wi, &mut new_pairs);
+                    }
+                    w[i] = new;
+                    w.remove(i + 1);
+                    if i + 1 < w.len() {
+                        let n = w[i + 1];
+                        *pair_count.entry(key(b, n)).or_insert(0) -= c;
+                        let k = key(new, n);
+                        *pair_count.entry(k).or_insert(0) += c;
+                        note(k, wi, &mut new_pairs);
+                    }
+                    unit[a as usize] -= c;
+                    unit[b as usize] -= c;
+                    unit[new as usize] += c;
+                }
+                i += 1;
+            }
+        }
+        if score {
+            // Every occurrence is merged: the pair is gone.
+            pair_count.insert(top.pair, 0);
+            let mut again: FxHashSet<u64> = FxHashSet::default();
+            for s in [a, b] {
+                if let Some(set) = by_symbol.get(&s) {
+                    again.extend(set.iter().copied());
+                }
+            }
+            for (&k, list) in &new_pairs {
+                by_symbol.entry((k >> 32) as Rank).or_default().insert(k);
+                by_symbol.entry(k as Rank).or_default().insert(k);
+                // (a word listed twice is merged once: the second pass finds nothing)
+                wher.entry(k).or_default().extend_from_slice(list);
+                again.insert(k);
+            }
+            let mut dead: Vec<u64> = Vec::new();
+            for k in again {
+                match cand(k, u32::MAX, &pair_count, &unit) {
+                    Some(c) => {
+                        // Push only a value above the pair's entry in the heap: a lower one is
+                        // found stale when that entry is popped.
+                        let above = match pushed.get(&k) {
+                            Some(&(count, den)) => {
+                                c > Cand {
+                                    count,
+                                    den,
+                                    pair: k,
+                                    pos: u32::MAX,
+                                }
+                            }
+                            None => true,
+                        };
+                        if above {
+                            pushed.insert(k, (c.count, c.den));
+                            heap.push(c);
+                        }
+                    }
+                    None => dead.push(k),
+                }
+            }
+            // Pairs that can no longer be merged (gone, or below min_frequency: counts only
+            // fall) leave the symbol index; a count rises again only when a merge makes a token
+            // already in the vocabulary, and then the pair comes back through `new_pairs`.
+            for k in dead {
+                for s in [(k >> 32) as Rank, k as Rank] {
+                    if let Some(set) = by_symbol.get_mut(&s) {
+                        set.remove(&k);
+                    }
+                }
+            }
+        } else {
+            // As HF: one new queue entry per new pair, carrying the words of this merge. (HF
+            // leaves the merged pair's count as it is; it is never pushed again.)
+            let mut fresh: Vec<(u64, Vec<u32>)> = new_pairs.into_iter().collect();
+            fresh.sort_unstable_by_key(|&(k, _)| k);
+            for (k, list) in fresh {
+                positions.push(list);
+                if let Some(c) = cand(k, (positions.len() - 1) as u32, &pair_count, &unit) {
+                    heap.push(c);
+                }
+            }
+        }
+        if vocab.len() >= last_report + 256 {
+            last_report = vocab.len();
+            progress(vocab.len())?;
+        }
+    }
+    // The alphabet alone can exceed vocab_size: HF keeps it whole, and so does this.
+    Ok(vocab)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(texts: &[&str], algorithm: Algorithm, size: usize) -> Vec<String> {
+        let words = count_words(&BertOptions::default(), texts, &[], 1).unwrap();
+        let specials = vec!["[UNK]".to_string()];
+        let opts = TrainOptions {
+            vocab_size: size,
+            min_frequency: 2,
+            special_tokens: &specials,
+            prefix: "##",
+            algorithm,
+            continuation_order: None,
+        };
+        train(&words, &opts, &mut |_| Ok(())).unwrap()
+    }
+
+    #[test]
+    fn initial_vocabulary_and_merges() {
+        let v = run(&["abab abab ab"], Algorithm::Hf, 100);
+        assert_eq!(&v[..5], ["[UNK]", "a", "b", "##a", "##b"]);
+        assert_eq!(v[5], "ab");
+        let v = run(&["abab abab ab"], Algorithm::Score, 100);
+        assert!(v.len() > 5);
+    }
+}

@@ -1,0 +1,151 @@
+"""WordPiece training: both rules against the recounting oracle, and algorithm="hf" against
+Hugging Face's WordPieceTrainer, id for id."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer as HFTokenizer
+from tokenizers import models, normalizers, pre_tokenizers, trainers
+
+import bytepair
+from bytepair import _core, train_wordpiece, train_wordpiece_from_iterator
+from tests import oracle
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+busy = st.sampled_from(list("aaabbbcabcd  \n.,'") + ["é", "É", "中", "ß", "я", "Я"])
+corpus = st.lists(
+    st.lists(st.one_of(st.text(busy, max_size=10), st.sampled_from(["[UNK]", "[MASK]"])), max_size=6).map("".join),
+    min_size=1,
+    max_size=8,
+)
+multi = st.lists(
+    st.text(st.sampled_from(list("the cat sat on a mat. Über straße café, naïve; Привет мир 中文字 한국어 😀!? ")), max_size=60),
+    min_size=1,
+    max_size=10,
+)
+
+
+def word_counts(texts: list[str], specials: list[str]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for t in texts:
+        for stretch, is_special in oracle.split_specials(t, specials):
+            if not is_special:
+                counts.update(w for w, _ in _core.bert_pre_tokenize(stretch))
+    return dict(counts)
+
+
+@given(texts=corpus, vocab_size=st.integers(1, 60), min_frequency=st.integers(0, 3))
+def test_score_matches_oracle(texts: list[str], vocab_size: int, min_frequency: int) -> None:
+    tok = train_wordpiece_from_iterator(texts, vocab_size=vocab_size, min_frequency=min_frequency, progress=False)
+    want, _ = oracle.wordpiece_train(
+        word_counts(texts, SPECIALS), vocab_size=vocab_size, algorithm="score", min_frequency=min_frequency,
+        special_tokens=SPECIALS,
+    )
+    assert [tok.id_to_token(i) for i in range(tok.vocab_size)] == want
+
+
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(texts=corpus, vocab_size=st.integers(1, 60), min_frequency=st.integers(0, 3))
+def test_hf_matches_oracle(texts: list[str], vocab_size: int, min_frequency: int) -> None:
+    want, repeated = oracle.wordpiece_train(
+        word_counts(texts, []), vocab_size=vocab_size, algorithm="hf", min_frequency=min_frequency,
+        special_tokens=SPECIALS,
+    )
+    assume(not repeated)
+    tok = train_wordpiece_from_iterator(
+        texts, vocab_size=vocab_size, min_frequency=min_frequency, algorithm="hf", progress=False
+    )
+    assert [tok.id_to_token(i) for i in range(tok.vocab_size)] == want
+
+
+def hf_train(texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool = True) -> dict[str, int]:
+    tok = HFTokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIALS, show_progress=False
+    )
+    tok.train_from_iterator(texts, trainer)
+    vocab: dict[str, int] = tok.get_vocab()
+    return vocab
+
+
+def hf_continuation_order(vocab: dict[str, int]) -> list[str]:
+    """The `##c` tokens in the order HF's run numbered them (they follow the characters)."""
+    by_id = sorted(vocab, key=vocab.__getitem__)
+    return [t for t in by_id if t.startswith("##") and len(t) == 3]
+
+
+@given(texts=st.one_of(corpus, multi), vocab_size=st.integers(1, 120), min_frequency=st.integers(0, 3), lowercase=st.booleans())
+def test_hf_matches_tokenizers(texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool) -> None:
+    want = hf_train(texts, vocab_size, min_frequency, lowercase)
+    tok = train_wordpiece_from_iterator(
+        texts, vocab_size=vocab_size, min_frequency=min_frequency, algorithm="hf", lowercase=lowercase,
+        progress=False, _continuation_order=hf_continuation_order(want),
+    )
+    assert tok.vocab == want
+
+
+def test_hf_matches_tokenizers_on_shakespeare() -> None:
+    with open(bytepair.__file__.replace("__init__.py", "data/tinyshakespeare.txt"), encoding="utf-8") as f:
+        text = f.read(300_000)
+    want = hf_train([text], 2000, 2)
+    tok = train_wordpiece_from_iterator(
+        [text], vocab_size=2000, algorithm="hf", progress=False, _continuation_order=hf_continuation_order(want)
+    )
+    assert tok.vocab == want
+    # Without HF's order (which changes from run to run), the result is the same every time.
+    plain = train_wordpiece_from_iterator([text], vocab_size=2000, algorithm="hf", progress=False)
+    assert plain.vocab == train_wordpiece_from_iterator([text], vocab_size=2000, algorithm="hf", progress=False).vocab
+
+
+def test_train_from_files_is_from_iterator(tmp_path: Any) -> None:
+    docs = ["Hello world, hello WORLD!\n" * 20, "Привет мир. café naïve\n" * 20]
+    paths = []
+    for i, d in enumerate(docs):
+        p = tmp_path / f"{i}.txt"
+        p.write_text(d, encoding="utf-8")
+        paths.append(str(p))
+    a = train_wordpiece(paths, vocab_size=80, progress=False)
+    b = train_wordpiece_from_iterator(docs, vocab_size=80, progress=False)
+    assert a.vocab == b.vocab
+    assert [a.id_to_token(i) for i in range(5)] == SPECIALS
+    assert a.training["algorithm"] == "score" and a.training["words"] > 0
+    assert a.decode(a.encode("hello world")) == "hello world"
+
+
+def test_training_bad_arguments() -> None:
+    with pytest.raises(bytepair.BytepairError, match="algorithm"):
+        train_wordpiece_from_iterator(["a"], vocab_size=10, algorithm="bpe")
+    with pytest.raises(bytepair.BytepairError, match="unknown token"):
+        train_wordpiece_from_iterator(["a"], vocab_size=10, special_tokens=["[PAD]"])
+    with pytest.raises(TypeError):
+        train_wordpiece_from_iterator("abc", vocab_size=10)
+    with pytest.raises(FileNotFoundError):
+        train_wordpiece("/no/such/file.txt", vocab_size=10)
+
+
+def test_files_are_streamed_in_blocks(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from bytepair import wordpiece_training
+
+    monkeypatch.setattr(wordpiece_training, "_BATCH_CHARS", 64)  # many blocks, words across cuts
+    text = "Über straße café naïve, Привет мир!\nthe cat sat on the mat\n" * 40 + "no newline at the end"
+    path = tmp_path / "a.txt.gz"
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    a = train_wordpiece(str(path), vocab_size=120, progress=False)
+    b = train_wordpiece_from_iterator([text], vocab_size=120, progress=False)
+    assert a.vocab == b.vocab and a.training["words"] == b.training["words"]
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello " * 30 + b"\xff world\n")
+    with pytest.raises(bytepair.CorpusError, match="offset 180"):
+        train_wordpiece(str(bad), vocab_size=50, progress=False)
+    c = train_wordpiece(str(bad), vocab_size=50, errors="replace", progress=False)
+    assert c.token_to_id("world") is not None or c.token_to_id("w") is not None
