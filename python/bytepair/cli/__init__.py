@@ -36,18 +36,28 @@ COMMANDS: tuple[ModuleType, ...] = (
 )
 
 
+class _TopFormatter(Formatter):
+    """Room for the longest command name (encode-corpus) beside its help."""
+
+    def __init__(self, prog: str) -> None:
+        argparse.RawDescriptionHelpFormatter.__init__(self, prog, max_help_position=34)
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        formatter_class=Formatter,
-        description="Train, inspect and run byte-level BPE tokenizers.",
+        formatter_class=_TopFormatter,
+        description="Train, inspect, convert and run byte-level BPE and WordPiece tokenizers; encode\n"
+        "corpora into token shards for training; see what a tokenizer does to text.",
         epilog=f"""\
 examples:
   {PROG} train --sample --vocab-size 1000 -o shakespeare.json
   {PROG} show shakespeare.json --limit 20
   echo "To be, or not to be" | {PROG} encode -t shakespeare.json
   {PROG} encode -t shakespeare.json play.txt | {PROG} decode -t shakespeare.json
+  {PROG} viz -t o200k_base --text "naïve café 東京"
+  {PROG} encode-corpus -t shakespeare.json corpus/ -o shards/
+  {PROG} convert shakespeare.json hf_dir --to pretrained
 
 Run `{PROG} COMMAND --help` for the options of each command.""",
     )

@@ -60,8 +60,9 @@ def _eot(tok: Tokenizer, eot: str | int | None) -> int | None:
     if eot == "auto":
         if EOT_TEXT not in specials:
             raise BytepairError(
-                f"the tokenizer has no {EOT_TEXT} special token: pass eot= one of its special tokens "
-                f"({', '.join(sorted(specials)) or 'it has none'}), or eot=None for no separator"
+                f"the tokenizer has no {EOT_TEXT} special token to put between documents: choose one of its "
+                f"special tokens ({', '.join(sorted(specials)) or 'it has none'}) with eot=TOKEN (--eot TOKEN), "
+                "or no separator with eot=None (--eot none)"
             )
         return specials[EOT_TEXT]
     if isinstance(eot, bool) or not isinstance(eot, (str, int)):
