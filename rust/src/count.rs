@@ -96,7 +96,12 @@ impl SpecialSplitter {
 
 /// The cut that goes with the newline at `nl` (just after it; for GPT-2 before the whitespace
 /// run it ends), if it changes no piece and splits no special token.
-fn cut_at_newline(pretok: &Pretokenizer, specials: &SpecialSplitter, text: &[u8], nl: usize) -> Option<usize> {
+fn cut_at_newline(
+    pretok: &Pretokenizer,
+    specials: &SpecialSplitter,
+    text: &[u8],
+    nl: usize,
+) -> Option<usize> {
     let preset = pretok.preset()?;
     let cut = match preset {
         Preset::Gpt2 => whitespace_run_start(text, nl + 1),
@@ -633,7 +638,11 @@ mod tests {
         for (&t, &c) in targets.iter().zip(&cuts) {
             assert!(c >= t.min(text.len() as u64));
             if c > 0 && (c as usize) < text.len() {
-                assert!(is_independent_cut(pretok.preset().unwrap(), text.as_bytes(), c as usize));
+                assert!(is_independent_cut(
+                    pretok.preset().unwrap(),
+                    text.as_bytes(),
+                    c as usize
+                ));
                 assert!(!specials.straddles(text.as_bytes(), c as usize));
             }
         }

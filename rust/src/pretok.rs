@@ -232,7 +232,10 @@ fn char_class_before(text: &[u8], end: usize) -> Option<u8> {
     while start > 0 && end - start < 4 && text[start] & 0xC0 == 0x80 {
         start -= 1;
     }
-    let c = std::str::from_utf8(&text[start..end]).ok()?.chars().next()?;
+    let c = std::str::from_utf8(&text[start..end])
+        .ok()?
+        .chars()
+        .next()?;
     (c.len_utf8() == end - start).then(|| class_of_char(c))
 }
 
@@ -244,7 +247,10 @@ fn char_class_at(text: &[u8], at: usize) -> Option<u8> {
         x if x >= 0xE0 => 3,
         _ => 2,
     };
-    let c = std::str::from_utf8(text.get(at..at + n)?).ok()?.chars().next()?;
+    let c = std::str::from_utf8(text.get(at..at + n)?)
+        .ok()?
+        .chars()
+        .next()?;
     Some(class_of_char(c))
 }
 
@@ -706,13 +712,16 @@ mod tests {
     #[test]
     fn independent_cuts_hold_for_every_script_and_line_ending() {
         let alphabet = [
-            "a", "Я", "1", "٣", "世", ".", "'", " ", "\n", "\r", "\t", "\u{a0}", "\u{2028}", "\u{301}",
+            "a", "Я", "1", "٣", "世", ".", "'", " ", "\n", "\r", "\t", "\u{a0}", "\u{2028}",
+            "\u{301}",
         ];
         let check = |p: &Pretokenizer, text: &str| -> usize {
             let whole = pieces(p, text);
             let mut n = 0;
             for cut in 1..text.len() {
-                if text.is_char_boundary(cut) && is_independent_cut(p.preset().unwrap(), text.as_bytes(), cut) {
+                if text.is_char_boundary(cut)
+                    && is_independent_cut(p.preset().unwrap(), text.as_bytes(), cut)
+                {
                     n += 1;
                     let mut split = pieces(p, &text[..cut]);
                     split.extend(pieces(p, &text[cut..]));
