@@ -542,3 +542,31 @@ def test_pretrained_specials_match_tiktoken(name: str, rank_dir: Path) -> None:
         assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
 
     check()
+
+
+# ------------------------------------------------------------------ limits users can set
+
+
+def test_max_bytes_and_max_tokens_raise_before_encoding() -> None:
+    from bytepair.errors import LimitError
+
+    tok = small(special_tokens=["<|endoftext|>"])
+    text = "ab é " * 10
+    n_bytes, ids = len(text.encode()), tok.encode(text)
+    assert tok.encode(text, max_bytes=n_bytes, max_tokens=len(ids)) == ids
+    assert tok.encode_ordinary(text, max_bytes=n_bytes, max_tokens=len(ids)) == ids
+    assert tok.encode_batch([text, "ab"], max_bytes=n_bytes, max_tokens=len(ids)) == [ids, [256]]
+    with pytest.raises(LimitError, match=f"max_bytes={n_bytes - 1}"):
+        tok.encode(text, max_bytes=n_bytes - 1)
+    with pytest.raises(LimitError, match=f"max_tokens={len(ids) - 1}"):
+        tok.encode(text, max_tokens=len(ids) - 1)
+    with pytest.raises(LimitError, match="max_tokens"):
+        tok.encode_ordinary(text, max_tokens=len(ids) - 1)
+    with pytest.raises(LimitError, match=r"texts\[1\]"):
+        tok.encode_batch(["ab", text], max_tokens=len(ids) - 1)
+    with pytest.raises(LimitError, match="max_bytes"):
+        tok.encode_batch(["ab", text], max_bytes=3)
+    with pytest.raises(LimitError):
+        tok.encode("ab " * 1_000_000, max_tokens=10)  # counted only up to the limit
+    with pytest.raises(BytepairError, match="max_tokens must be"):
+        tok.encode("ab", max_tokens=-1)

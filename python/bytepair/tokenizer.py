@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import AbstractSet, Any, Literal
 
 from bytepair import _core, _normalize
-from bytepair.errors import BytepairError, DisallowedSpecialTokenError, VocabError
+from bytepair.errors import BytepairError, DisallowedSpecialTokenError, LimitError, VocabError
 from bytepair.patterns import resolve
 
 __all__ = ["Tokenizer"]
@@ -433,8 +433,15 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
         num_threads: int | None = 1,
+        max_tokens: int | None = None,
+        max_bytes: int | None = None,
     ) -> list[int]:
         """Encodes ``text`` to token ids.
+
+        ``max_bytes`` / ``max_tokens`` (for servers that encode untrusted requests): a text
+        longer than that many UTF-8 bytes, or that encodes to more tokens, raises
+        :class:`~bytepair.errors.LimitError` before it is encoded (the tokens are counted only
+        up to the limit, so a huge text costs no more than the limit).
 
         Special-token text follows tiktoken's rules: tokens in ``allowed_special`` (a set, or
         ``"all"``) become their ids; tokens in ``disallowed_special`` (default ``"all"``: every
@@ -449,22 +456,64 @@ class Tokenizer:
             raise TypeError(f"encode() takes a str, not {type(text).__name__}")
         num_threads = _check_threads(num_threads)
         self._check_disallowed(text, allowed_special, disallowed_special)
+        if max_tokens is not None or max_bytes is not None:
+            self._check_limits(text, max_tokens, max_bytes, allowed_special, num_threads)
         if self._normalize is not None:
             return self._join(self._parts([text], allowed_special), num_threads)[0]
         return self._encode_core(text, self._allowed_ids(allowed_special), num_threads)
 
-    def encode_ordinary(self, text: str, *, num_threads: int | None = 1) -> list[int]:
-        """Encodes ``text`` treating special-token text as ordinary text (threads as in
-        :meth:`encode`)."""
+    def encode_ordinary(
+        self, text: str, *, num_threads: int | None = 1, max_tokens: int | None = None, max_bytes: int | None = None
+    ) -> list[int]:
+        """Encodes ``text`` treating special-token text as ordinary text (threads and limits as
+        in :meth:`encode`)."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
         num_threads = _check_threads(num_threads)
+        if max_tokens is not None or max_bytes is not None:
+            self._check_limits(text, max_tokens, max_bytes, frozenset(), num_threads, ordinary=True)
         if self._normalize is not None:
             text = self._normalize(text)
         try:
             return self._core.encode_ordinary(text, num_threads=num_threads)
         except UnicodeEncodeError:
             return self._core.encode_ordinary(_repair_surrogates(text), num_threads=num_threads)
+
+    def _check_limits(
+        self,
+        text: str,
+        max_tokens: int | None,
+        max_bytes: int | None,
+        allowed_special: SpecialSet,
+        num_threads: int | None,
+        *,
+        ordinary: bool = False,
+    ) -> None:
+        """Raises LimitError when ``text`` is over ``max_bytes`` UTF-8 bytes or ``max_tokens``
+        tokens, doing at most the work the limits allow."""
+        if max_bytes is not None:
+            max_bytes = _check_limit(max_bytes, "max_bytes")
+            # A character is 1 to 4 bytes: decide from the length alone when that is enough.
+            if max_bytes is not None and len(text) * 4 > max_bytes:
+                n = len(text) if len(text) > max_bytes else len(text.encode("utf-8", "surrogatepass"))
+                if n > max_bytes:
+                    raise LimitError(f"the text is {n:,} bytes (UTF-8) or more, over max_bytes={max_bytes:,}")
+        if max_tokens is not None:
+            max_tokens = _check_limit(max_tokens, "max_tokens")
+            if max_tokens is None:
+                return
+            if ordinary:
+                if self._normalize is not None:
+                    text = self._normalize(text)
+                try:
+                    n = self._core.count(text, [], limit=max_tokens, num_threads=num_threads)
+                except UnicodeEncodeError:
+                    n = self._core.count(_repair_surrogates(text), [], limit=max_tokens, num_threads=num_threads)
+            else:
+                n = self.count(text, allowed_special=allowed_special, disallowed_special=(), limit=max_tokens,
+                               num_threads=num_threads)
+            if n > max_tokens:
+                raise LimitError(f"the text is more than max_tokens={max_tokens:,} tokens")
 
     def _batch(self, texts: Sequence[str], what: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> list[str]:
         if isinstance(texts, str):
@@ -547,11 +596,23 @@ class Tokenizer:
         num_threads: int | None = None,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        max_tokens: int | None = None,
+        max_bytes: int | None = None,
     ) -> list[list[int]]:
         """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores.
-        The ids are those of :meth:`encode` on each text, whatever the number of threads."""
+        The ids are those of :meth:`encode` on each text, whatever the number of threads.
+        ``max_tokens`` / ``max_bytes`` apply to each text, as in :meth:`encode`."""
         num_threads = _check_threads(num_threads)
         texts = self._batch(texts, "encode_batch", allowed_special, disallowed_special)
+        if max_bytes is not None:
+            for t in texts:
+                self._check_limits(t, None, max_bytes, allowed_special, 1)
+        if max_tokens is not None and _check_limit(max_tokens, "max_tokens") is not None:
+            counts = self.count_batch(texts, allowed_special=allowed_special, disallowed_special=(),
+                                      limit=max_tokens, num_threads=num_threads)
+            for i, n in enumerate(counts):
+                if n > max_tokens:
+                    raise LimitError(f"texts[{i}] is more than max_tokens={max_tokens:,} tokens")
         if self._normalize is not None:
             return self._join(self._parts(texts, allowed_special), num_threads)
         allowed = self._allowed_ids(allowed_special)
@@ -771,9 +832,9 @@ def _check_threads(num_threads: int | None) -> int | None:
     return None if num_threads is None else min(num_threads, _cores())
 
 
-def _check_limit(limit: int | None) -> int | None:
+def _check_limit(limit: int | None, name: str = "limit") -> int | None:
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-        raise BytepairError(f"limit must be a non-negative int or None, got {limit!r}")
+        raise BytepairError(f"{name} must be a non-negative int or None, got {limit!r}")
     # No text has 2**62 tokens: a larger limit is no limit (and would not fit the extension's int).
     return None if limit is None or limit >= 2**62 else limit
 
