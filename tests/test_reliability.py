@@ -570,3 +570,19 @@ def test_max_bytes_and_max_tokens_raise_before_encoding() -> None:
         tok.encode("ab " * 1_000_000, max_tokens=10)  # counted only up to the limit
     with pytest.raises(BytepairError, match="max_tokens must be"):
         tok.encode("ab", max_tokens=-1)
+
+
+# ------------------------------------------------------------------ dask: one task, bad UTF-8
+
+
+def test_dask_one_task_non_utf8_is_a_corpus_error(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    from bytepair.errors import CorpusError
+
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"hello world\n\xff\xfe bad\n")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        with pytest.raises(CorpusError, match="bad.txt"):
+            bytepair.train(str(path), vocab_size=300, backend="dask", client=client)
