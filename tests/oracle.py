@@ -36,9 +36,21 @@ def split_specials(text: str, specials: Sequence[str]) -> list[tuple[str, bool]]
 
 
 def pieces(text: str, pattern: str | None) -> list[str]:
+    """The matches of ``pattern``, and the text between them as pieces of their own
+    (lossless: the pieces join to ``text``); empty matches make no piece."""
     if pattern is None:
         return [text] if text else []
-    return [p for p in regex.findall(pattern, text) if p]
+    out: list[str] = []
+    end = 0
+    for m in regex.finditer(pattern, text):
+        if m.start() > end:
+            out.append(text[end : m.start()])
+        if m.group():
+            out.append(m.group())
+        end = m.end()
+    if end < len(text):
+        out.append(text[end:])
+    return out
 
 
 def merge(word: list[bytes], pair: tuple[bytes, bytes]) -> list[bytes]:

@@ -34,6 +34,7 @@ from bytepair.tokenizer import Tokenizer
 
 FORMAT = "bytepair-tokenizer"
 VERSION = 1
+ID_BOUND = 2**32  # ids are u32 in the core
 
 
 def to_dict(tok: Tokenizer) -> dict[str, Any]:
@@ -102,8 +103,8 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
         raise FormatError(f"{where}: normalization {normalization!r} is not supported by this bytepair") from None
     specials = _need(doc, "special_tokens", dict, where)
     for text, i in specials.items():
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise FormatError(f"{where}: special_tokens[{text!r}] must be a non-negative int, got {i!r}")
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < ID_BOUND:
+            raise FormatError(f"{where}: special_tokens[{text!r}] must be a non-negative int below 2**32, got {i!r}")
     reserved = doc.get("reserved_special_tokens") or []
     if not isinstance(reserved, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in reserved):
         raise FormatError(f"{where}: 'reserved_special_tokens' must be a list of ids")
@@ -121,10 +122,10 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
             or len(entry) != 2
             or not isinstance(entry[0], int)
             or isinstance(entry[0], bool)
-            or entry[0] < 0
+            or not 0 <= entry[0] < ID_BOUND
             or not isinstance(entry[1], str)
         ):
-            raise FormatError(f"{where}: vocab[{n}] must be [id, base64 string], got {entry!r:.80}")
+            raise FormatError(f"{where}: vocab[{n}] must be [id in [0, 2**32), base64 string], got {entry!r:.80}")
         try:
             token = base64.b64decode(entry[1], validate=True)
         except (binascii.Error, ValueError):
@@ -171,4 +172,6 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
             raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
         except UnicodeDecodeError as e:
             raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
+        except RecursionError:
+            raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
     return from_dict(doc, where=path)

@@ -209,7 +209,10 @@ def count(
     if bar:
         bar.close()
     if failed:
-        dask_client.cancel([final])
+        # With one task, `final` is that failed task itself: cancelling it would replace its
+        # error with FutureCancelledError.
+        if final.key not in {f.key for f in failed.values()}:
+            dask_client.cancel([final])
         _first_error([failed[i] for i in sorted(failed)])
     counter.add_packed(final.result())
     return counter

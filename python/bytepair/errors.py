@@ -12,6 +12,7 @@ __all__ = [
     "CorpusError",
     "DisallowedSpecialTokenError",
     "FormatError",
+    "LimitError",
     "PatternError",
     "UnknownTokenError",
     "VocabError",
@@ -52,3 +53,7 @@ class DisallowedSpecialTokenError(BytepairError):
 
 class BytepairWarning(UserWarning):
     """Something worked but probably not as intended (e.g. training on an empty corpus)."""
+
+
+class LimitError(BytepairError):
+    """A text longer than the ``max_bytes`` or ``max_tokens`` an encode call was given."""

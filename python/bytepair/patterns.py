@@ -7,14 +7,22 @@ A tokenizer first splits text into pieces with its pattern; BPE never merges acr
 - ``"o200k"``: GPT-4o / o200k_base.
 - ``None``: no splitting, the whole text is one piece.
 
-Any other string is used as a custom regex. The presets run on hand-written scanners;
+Any other string is used as a custom regex, except a bare name (letters, digits, ``_``,
+``-``, ``.``; no regex syntax), which is taken for a mistyped preset name (``"GPT4"``,
+``"gpt5"``, ``"none"``) and refused with :class:`~bytepair.errors.PatternError` listing the
+presets: write such a literal as ``(?:word)``. Splitting is lossless for every pattern: text
+between two matches of a custom regex is a piece of its own, so no text is ever dropped.
+The presets run on hand-written scanners;
 custom patterns run on a backtracking regex engine (``fancy-regex``), which supports
 look-around, possessive quantifiers and Unicode classes like ``\\p{L}``.
 """
 
 from __future__ import annotations
 
+import re
+
 from bytepair import _core
+from bytepair.errors import PatternError
 
 __all__ = ["PATTERNS", "resolve"]
 
@@ -42,4 +50,14 @@ def resolve(pattern: str | None) -> tuple[str | None, str | None]:
     for preset, regex in PATTERNS.items():
         if pattern == regex:
             return preset, regex
+    if _BARE_NAME.fullmatch(pattern):
+        names = ", ".join(list(PATTERNS) + list(_ALIASES))
+        raise PatternError(
+            f"pattern {pattern!r} is not a preset; the presets are {names} (or None for no splitting). "
+            f"A custom regex must use regex syntax: to split on the literal text, write '(?:{pattern})'"
+        )
     return None, pattern
+
+
+# A name, not a regex: nothing but letters, digits, '_', '-' and '.' (a preset mistyped).
+_BARE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 from bytepair import _core, _normalize
-from bytepair.errors import BytepairError, DisallowedSpecialTokenError, VocabError
+from bytepair.errors import BytepairError, DisallowedSpecialTokenError, LimitError, VocabError
 from bytepair.patterns import resolve
 
 __all__ = ["Tokenizer"]
@@ -39,6 +39,14 @@ def reserved_name(i: int) -> str:
 def _repair_surrogates(text: str) -> str:
     """Lone surrogates cannot be UTF-8 encoded; like tiktoken, replace them with U+FFFD."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _repair_head(text: str) -> str:
+    """:func:`_repair_surrogates` for the start of a stream: a high surrogate at the very end
+    is kept as it is, since the next chunk may start with its low half."""
+    if text and "\ud800" <= text[-1] <= "\udbff":
+        return _repair_surrogates(text[:-1]) + text[-1]
+    return _repair_surrogates(text)
 
 
 @functools.lru_cache(maxsize=128)
@@ -633,8 +641,15 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
         num_threads: int | None = 1,
+        max_tokens: int | None = None,
+        max_bytes: int | None = None,
     ) -> list[int]:
         """Encodes ``text`` to token ids.
+
+        ``max_bytes`` / ``max_tokens`` (for servers that encode untrusted requests): a text
+        longer than that many UTF-8 bytes, or that encodes to more tokens, raises
+        :class:`~bytepair.errors.LimitError` before it is encoded (the tokens are counted only
+        up to the limit, so a huge text costs no more than the limit).
 
         Special-token text follows tiktoken's rules: tokens in ``allowed_special`` (a set, or
         ``"all"``) become their ids; tokens in ``disallowed_special`` (default ``"all"``: every
@@ -647,23 +662,66 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, not {type(text).__name__}")
-        text = self._norm(text)
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
         self._check_disallowed(text, allowed_special, disallowed_special)
+        if max_tokens is not None or max_bytes is not None:
+            self._check_limits(text, max_tokens, max_bytes, allowed_special, num_threads)
+        if self._normalize is not None:
+            return self._join(self._parts([text], allowed_special), num_threads)[0]
         return self._encode_core(text, self._allowed_ids(allowed_special), num_threads)
 
-    def encode_ordinary(self, text: str, *, num_threads: int | None = 1) -> list[int]:
-        """Encodes ``text`` treating special-token text as ordinary text (threads as in
-        :meth:`encode`)."""
+    def encode_ordinary(
+        self, text: str, *, num_threads: int | None = 1, max_tokens: int | None = None, max_bytes: int | None = None
+    ) -> list[int]:
+        """Encodes ``text`` treating special-token text as ordinary text (threads and limits as
+        in :meth:`encode`)."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
+        if max_tokens is not None or max_bytes is not None:
+            self._check_limits(text, max_tokens, max_bytes, frozenset(), num_threads, ordinary=True)
         if self._normalize is not None:
             text = self._normalize(text)
         try:
             return self._core.encode_ordinary(text, num_threads=num_threads)
         except UnicodeEncodeError:
             return self._core.encode_ordinary(_repair_surrogates(text), num_threads=num_threads)
+
+    def _check_limits(
+        self,
+        text: str,
+        max_tokens: int | None,
+        max_bytes: int | None,
+        allowed_special: SpecialSet,
+        num_threads: int | None,
+        *,
+        ordinary: bool = False,
+    ) -> None:
+        """Raises LimitError when ``text`` is over ``max_bytes`` UTF-8 bytes or ``max_tokens``
+        tokens, doing at most the work the limits allow."""
+        if max_bytes is not None:
+            max_bytes = _check_limit(max_bytes, "max_bytes")
+            # A character is 1 to 4 bytes: decide from the length alone when that is enough.
+            if max_bytes is not None and len(text) * 4 > max_bytes:
+                n = len(text) if len(text) > max_bytes else len(text.encode("utf-8", "surrogatepass"))
+                if n > max_bytes:
+                    raise LimitError(f"the text is {n:,} bytes (UTF-8) or more, over max_bytes={max_bytes:,}")
+        if max_tokens is not None:
+            max_tokens = _check_limit(max_tokens, "max_tokens")
+            if max_tokens is None:
+                return
+            if ordinary:
+                if self._normalize is not None:
+                    text = self._normalize(text)
+                try:
+                    n = self._core.count(text, [], limit=max_tokens, num_threads=num_threads)
+                except UnicodeEncodeError:
+                    n = self._core.count(_repair_surrogates(text), [], limit=max_tokens, num_threads=num_threads)
+            else:
+                n = self.count(text, allowed_special=allowed_special, disallowed_special=(), limit=max_tokens,
+                               num_threads=num_threads)
+            if n > max_tokens:
+                raise LimitError(f"the text is more than max_tokens={max_tokens:,} tokens")
 
     def _batch(self, texts: Sequence[str], what: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> list[str]:
         if isinstance(texts, str):
@@ -672,10 +730,72 @@ class Tokenizer:
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{what}() texts[{i}] is {type(t).__name__}, not str")
-            if self._normalize is not None:
-                texts[i] = t = self._norm(t)
             self._check_disallowed(t, allowed_special, disallowed_special)
         return texts
+
+    # Normalization never makes a special token: with a normalization, texts are split at the
+    # special tokens first (leftmost-longest among all of them, on the text as given); each
+    # stretch between them is normalized on its own and encoded as ordinary text, so a
+    # stretch that normalizes to a special token's text (``＜｜endoftext｜＞`` under NFKC) stays
+    # ordinary text. Allowed special tokens become their ids; the others stay, unnormalized,
+    # in the ordinary text around them.
+
+    def _parts(self, texts: Sequence[str], allowed_special: SpecialSet) -> list[list[str | int]]:
+        """Per text: ordinary text (normalized) and special-token ids, in order."""
+        assert self._normalize is not None
+        fn = self._normalize
+        rx = _normalize.special_regex(self._special_set)
+        allowed = self._special_set if allowed_special == "all" else frozenset(allowed_special)
+        out: list[list[str | int]] = []
+        for text in texts:
+            parts: list[str | int] = []
+            ordinary: list[str] = []
+            start = 0
+            for m in rx.finditer(text) if rx is not None else ():
+                ordinary.append(fn(text[start : m.start()]))
+                start = m.end()
+                if m.group() in allowed:
+                    parts.append("".join(ordinary))
+                    parts.append(self._special_tokens[m.group()])
+                    ordinary = []
+                else:
+                    ordinary.append(m.group())
+            ordinary.append(fn(text[start:]))
+            parts.append("".join(ordinary))
+            out.append(parts)
+        return out
+
+    def _join(self, parts: list[list[str | int]], num_threads: int | None) -> list[list[int]]:
+        """Encodes the ordinary parts of each text (one batch) and puts the ids in place."""
+        ordinary = [p for ps in parts for p in ps if isinstance(p, str) and p]
+        try:
+            encoded = iter(self._core.encode_batch(ordinary, [], num_threads=num_threads))
+        except UnicodeEncodeError:
+            repaired = [_repair_surrogates(t) for t in ordinary]
+            encoded = iter(self._core.encode_batch(repaired, [], num_threads=num_threads))
+        out: list[list[int]] = []
+        for ps in parts:
+            ids: list[int] = []
+            for p in ps:
+                if isinstance(p, int):
+                    ids.append(p)
+                elif p:
+                    ids += next(encoded)
+            out.append(ids)
+        return out
+
+    def _count_parts(self, parts: list[list[str | int]], limit: int | None, num_threads: int | None) -> list[int]:
+        ordinary = [p for ps in parts for p in ps if isinstance(p, str) and p]
+        try:
+            counts = iter(self._core.count_batch(ordinary, [], limit=limit, num_threads=num_threads))
+        except UnicodeEncodeError:
+            repaired = [_repair_surrogates(t) for t in ordinary]
+            counts = iter(self._core.count_batch(repaired, [], limit=limit, num_threads=num_threads))
+        out = []
+        for ps in parts:
+            n = sum(1 if isinstance(p, int) else next(counts) if p else 0 for p in ps)
+            out.append(n if limit is None else min(n, limit + 1))
+        return out
 
     def encode_batch(
         self,
@@ -684,11 +804,25 @@ class Tokenizer:
         num_threads: int | None = None,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        max_tokens: int | None = None,
+        max_bytes: int | None = None,
     ) -> list[list[int]]:
         """Encodes many texts in parallel (GIL released); ``num_threads=None`` uses all cores.
-        The ids are those of :meth:`encode` on each text, whatever the number of threads."""
-        _check_threads(num_threads)
+        The ids are those of :meth:`encode` on each text, whatever the number of threads.
+        ``max_tokens`` / ``max_bytes`` apply to each text, as in :meth:`encode`."""
+        num_threads = _check_threads(num_threads)
         texts = self._batch(texts, "encode_batch", allowed_special, disallowed_special)
+        if max_bytes is not None:
+            for t in texts:
+                self._check_limits(t, None, max_bytes, allowed_special, 1)
+        if max_tokens is not None and _check_limit(max_tokens, "max_tokens") is not None:
+            counts = self.count_batch(texts, allowed_special=allowed_special, disallowed_special=(),
+                                      limit=max_tokens, num_threads=num_threads)
+            for i, n in enumerate(counts):
+                if n > max_tokens:
+                    raise LimitError(f"texts[{i}] is more than max_tokens={max_tokens:,} tokens")
+        if self._normalize is not None:
+            return self._join(self._parts(texts, allowed_special), num_threads)
         allowed = self._allowed_ids(allowed_special)
         try:
             return self._core.encode_batch(texts, allowed, num_threads=num_threads)
@@ -713,10 +847,11 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"count() takes a str, not {type(text).__name__}")
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
         limit = _check_limit(limit)
-        text = self._norm(text)
         self._check_disallowed(text, allowed_special, disallowed_special)
+        if self._normalize is not None:
+            return self._count_parts(self._parts([text], allowed_special), limit, num_threads)[0]
         allowed = self._allowed_ids(allowed_special)
         try:
             return self._core.count(text, allowed, limit=limit, num_threads=num_threads)
@@ -734,9 +869,11 @@ class Tokenizer:
     ) -> list[int]:
         """:meth:`count` of each text, in parallel (``num_threads=None``: all cores); ``limit``
         applies to each text."""
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
         limit = _check_limit(limit)
         texts = self._batch(texts, "count_batch", allowed_special, disallowed_special)
+        if self._normalize is not None:
+            return self._count_parts(self._parts(texts, allowed_special), limit, num_threads)
         allowed = self._allowed_ids(allowed_special)
         try:
             return self._core.count_batch(texts, allowed, limit=limit, num_threads=num_threads)
@@ -758,27 +895,76 @@ class Tokenizer:
         a printable character and a letter or digit), so memory stays bounded for the preset
         patterns; with a custom pattern or no pattern the text is only encoded at the end.
         """
-        allowed = self._allowed_ids(allowed_special)
         if self._normalize is not None:
-            texts = _normalize.stream(_checked_chunks(texts), self._normalize, self._special_set)
+            yield from self._encode_normalized_stream(texts, allowed_special, disallowed_special)
+            return
+        allowed = self._allowed_ids(allowed_special)
         buf = ""
         for chunk in texts:
             if not isinstance(chunk, str):
                 raise TypeError(f"encode_iterable() yields {type(chunk).__name__}, not str")
             buf += chunk
             if len(buf) >= _STREAM_CHUNK:
-                try:
-                    used = self._core.safe_prefix(buf)
-                except UnicodeEncodeError:
-                    buf = _repair_surrogates(buf)
-                    used = self._core.safe_prefix(buf)
-                if used:
-                    head, buf = buf[:used], buf[used:]
+                head, buf = self._stream_head(buf)
+                if head:
                     self._check_disallowed(head, allowed_special, disallowed_special)
                     yield from self._encode_core(head, allowed)
         if buf:
             self._check_disallowed(buf, allowed_special, disallowed_special)
             yield from self._encode_core(buf, allowed)
+
+    def _stream_head(self, buf: str) -> tuple[str, str]:
+        """``buf`` split where encoding the two sides apart gives the ids of the whole: (head
+        to encode now, the rest to keep). Lone surrogates in the head are repaired, but a high
+        surrogate at the end of ``buf`` waits for the low half in the next chunk."""
+        try:
+            used = self._core.safe_prefix(buf)
+        except UnicodeEncodeError:
+            buf = _repair_head(buf)
+            try:
+                used = self._core.safe_prefix(buf)
+            except UnicodeEncodeError:  # only the held-back high surrogate is left unrepaired
+                used = self._core.safe_prefix(buf[:-1])
+        return buf[:used], buf[used:]
+
+    def _encode_normalized_stream(
+        self, texts: Iterable[str], allowed_special: SpecialSet, disallowed_special: DisallowedSet
+    ) -> Iterator[int]:
+        """encode_iterable with a normalization: the raw stream is cut after newlines no special
+        token straddles (normalizing the parts apart changes nothing), each part is split at
+        special tokens and normalized as :meth:`encode` does, and the ordinary text is encoded
+        up to safe cuts as it comes."""
+        raw = ""
+        ordinary = ""
+
+        def take(head: str) -> Iterator[int]:
+            nonlocal ordinary
+            self._check_disallowed(head, allowed_special, disallowed_special)
+            for p in self._parts([head], allowed_special)[0]:
+                if isinstance(p, int):
+                    if ordinary:
+                        yield from self._encode_core(ordinary, [])
+                    ordinary = ""
+                    yield p
+                else:
+                    ordinary += p
+
+        for chunk in _checked_chunks(texts):
+            raw += chunk
+            if len(raw) < _STREAM_CHUNK:
+                continue
+            cut = _normalize.safe_cut(raw, self._special_set)
+            if not cut:
+                continue
+            head, raw = raw[:cut], raw[cut:]
+            yield from take(head)
+            if len(ordinary) >= _STREAM_CHUNK:
+                head, ordinary = self._stream_head(ordinary)
+                if head:
+                    yield from self._encode_core(head, [])
+        yield from take(raw)
+        if ordinary:
+            yield from self._encode_core(ordinary, [])
 
     # ------------------------------------------------------------------ decoding
 
@@ -898,16 +1084,26 @@ def _merge_ids(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]]
     return [(ids[a], ids[b]) for a, b in merges]
 
 
-def _check_threads(num_threads: int | None) -> None:
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _check_threads(num_threads: int | None) -> int | None:
+    """``num_threads`` checked, and capped at the number of cores this process may use: more
+    threads are never faster, and the ids never depend on the number of threads."""
     if num_threads is not None and (
         not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1
     ):
         raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
+    return None if num_threads is None else min(num_threads, _cores())
 
 
-def _check_limit(limit: int | None) -> int | None:
+def _check_limit(limit: int | None, name: str = "limit") -> int | None:
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-        raise BytepairError(f"limit must be a non-negative int or None, got {limit!r}")
+        raise BytepairError(f"{name} must be a non-negative int or None, got {limit!r}")
     # No text has 2**62 tokens: a larger limit is no limit (and would not fit the extension's int).
     return None if limit is None or limit >= 2**62 else limit
 

@@ -249,11 +249,24 @@ def mixing_multipliers(sizes: Sequence[int], alpha: float) -> list[int]:
     return out
 
 
+# The largest value each option can take: ids are u32 and counts u64 in the core, and a million
+# reserved slots is already far more than any model uses (each is a string held in memory).
+_MAXIMA = {
+    "vocab_size": 2**32,
+    "min_frequency": 2**64 - 1,
+    "max_token_length": 2**32,
+    "reserved_special_tokens": 2**20,
+}
+
+
 def _check_int(name: str, value: object, minimum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {value!r}")
     if value < minimum:
         raise BytepairError(f"{name} must be an int >= {minimum}, got {value!r}")
+    maximum = _MAXIMA.get(name)
+    if maximum is not None and value > maximum:
+        raise BytepairError(f"{name}={value} is too large: the limit is {maximum:,}")
     return value
 
 
@@ -421,6 +434,22 @@ def _training_info(plan: _Plan, vocab_size: int, learned: int) -> dict[str, Any]
     if plan.base is not None:
         info["base"] = {"vocab_size": plan.base.vocab_size, "merges": len(plan.merges_before)}
     return info
+
+
+def _warn_early_stop(plan: _Plan, vocab_size: int, learned: int, n_bytes: int, stacklevel: int = 4) -> None:
+    """Training that learned fewer merges than asked gives a smaller vocabulary and moves the
+    special tokens' ids down: say so, with the numbers."""
+    if learned >= plan.merges or n_bytes == 0:  # an empty corpus has its own warning
+        return
+    got = vocab_size - (plan.merges - learned)
+    specials = f"; the special tokens start at id {plan.first_id + learned}" if plan.new_specials else ""
+    warnings.warn(
+        f"training stopped early: vocab_size={vocab_size} was asked for but the vocabulary has {got} tokens "
+        f"({learned} of {plan.merges} merges learned: no pair occurs min_frequency={plan.min_frequency} "
+        f"times or more){specials}. Train on more text or lower min_frequency.",
+        BytepairWarning,
+        stacklevel=stacklevel,
+    )
 
 
 # ---------------------------------------------------------------------------- train
@@ -616,6 +645,7 @@ def _train_counters(
         s["tokens"] = tokens
         s["bytes_per_token"] = round(text_bytes / tokens, 4) if tokens else None
         s["tokens_per_word"] = round(tokens / s["words"], 4) if s["words"] else None
+    _warn_early_stop(plan, vocab_size, len(merge_ids), n_bytes)
     info = _training_info(plan, vocab_size, len(merge_ids))
     inputs: dict[str, Any] = {} if files is None else {"files": files}
     inputs.update(
@@ -792,6 +822,7 @@ def train_from_counts(
         max_token_length=plan.max_token_length,
         base=plan.core_base(),
     )
+    _warn_early_stop(plan, vocab_size, len(merge_ids), text_bytes, stacklevel=3)
     info = _training_info(plan, vocab_size, len(merge_ids))
     info["input"] = {"pieces": len(pairs), "bytes": text_bytes}
     info["seconds"] = {"merging": round(time.perf_counter() - started, 3)}

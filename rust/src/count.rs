@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::pretok::{is_independent_cut, Pretokenizer};
+use crate::pretok::{is_independent_cut, whitespace_run_start, Preset, Pretokenizer};
 
 pub type PieceMap = FxHashMap<Box<[u8]>, u64>;
 
@@ -94,6 +94,22 @@ impl SpecialSplitter {
     }
 }
 
+/// The cut that goes with the newline at `nl` (just after it; for GPT-2 before the whitespace
+/// run it ends), if it changes no piece and splits no special token.
+fn cut_at_newline(
+    pretok: &Pretokenizer,
+    specials: &SpecialSplitter,
+    text: &[u8],
+    nl: usize,
+) -> Option<usize> {
+    let preset = pretok.preset()?;
+    let cut = match preset {
+        Preset::Gpt2 => whitespace_run_start(text, nl + 1),
+        _ => nl + 1,
+    };
+    (is_independent_cut(preset, text, cut) && !specials.straddles(text, cut)).then_some(cut)
+}
+
 /// The last cut in `text[min..near]` that changes no piece and splits no special token; `None`
 /// if there is none (always `None` for custom patterns and for no pattern).
 pub fn cut_before(
@@ -109,9 +125,10 @@ pub fn cut_before(
     let mut end = near.min(text.len());
     while end > min {
         let nl = memchr::memrchr(b'\n', &text[min..end])? + min;
-        let cut = nl + 1;
-        if is_independent_cut(text, cut) && !specials.straddles(text, cut) {
-            return Some(cut);
+        if let Some(cut) = cut_at_newline(pretok, specials, text, nl) {
+            if cut > min && cut <= end {
+                return Some(cut);
+            }
         }
         end = nl;
     }
@@ -134,11 +151,12 @@ pub fn cut_after(
     let mut start = from.saturating_sub(1); // a newline at from - 1 makes a cut at `from`
     while start < until {
         let nl = memchr::memchr(b'\n', &text[start..until])? + start;
-        let cut = nl + 1;
-        if is_independent_cut(text, cut) && !specials.straddles(text, cut) {
-            return Some(cut);
+        if let Some(cut) = cut_at_newline(pretok, specials, text, nl) {
+            if cut >= from && cut <= until {
+                return Some(cut);
+            }
         }
-        start = cut;
+        start = nl + 1;
     }
     None
 }
@@ -196,10 +214,10 @@ pub fn file_cuts(
     };
     let mut file = File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
-    // Context a cut needs on each side: two bytes before (`is_independent_cut`), one after, and
-    // a special token's length less one on both (`straddles`).
-    let before = specials.max_len().max(2);
-    let after = specials.max_len().max(1);
+    // Context a cut needs on each side: a character and CRLF before, CRLF and a character
+    // after (`is_independent_cut`), and a special token's length less one (`straddles`).
+    let before = specials.max_len().max(crate::pretok::MAX_RUN + 8);
+    let after = specials.max_len().max(crate::pretok::MAX_RUN + 8);
     let mut cuts = Vec::with_capacity(targets.len());
     let mut buf = Vec::new();
     for &target in targets {
@@ -620,7 +638,11 @@ mod tests {
         for (&t, &c) in targets.iter().zip(&cuts) {
             assert!(c >= t.min(text.len() as u64));
             if c > 0 && (c as usize) < text.len() {
-                assert!(is_independent_cut(text.as_bytes(), c as usize));
+                assert!(is_independent_cut(
+                    pretok.preset().unwrap(),
+                    text.as_bytes(),
+                    c as usize
+                ));
                 assert!(!specials.straddles(text.as_bytes(), c as usize));
             }
         }

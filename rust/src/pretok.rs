@@ -128,9 +128,10 @@ impl Pretokenizer {
         }
     }
 
-    /// Calls `f` with each piece of `text`, in order. The pieces cover the text only where the
-    /// pattern matches; text between matches (possible with custom patterns) is dropped, as
-    /// `regex.findall` drops it. Presets cannot fail; a custom regex can (backtracking limit).
+    /// Calls `f` with each piece of `text`, in order. The pieces always cover the whole text:
+    /// text between two matches of a custom pattern (or before the first, after the last) is a
+    /// piece of its own, and empty matches make no piece, so no text is ever dropped. Presets
+    /// cannot fail; a custom regex can (backtracking limit).
     pub fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
         self.try_for_each_piece(text, |piece| {
             f(piece);
@@ -155,13 +156,20 @@ impl Pretokenizer {
             Kind::Preset(Preset::Gpt4) => Ok(scan(text, f, next_gpt4)),
             Kind::Preset(Preset::O200k) => Ok(scan(text, f, next_o200k)),
             Kind::Custom(re) => {
+                let mut end = 0; // end of the text handed out so far
                 for m in re.find_iter(text) {
                     let m = m.map_err(|e| Error::Pattern(format!("matching failed: {e}")))?;
-                    if !m.as_str().is_empty() {
-                        if let ControlFlow::Break(b) = f(m.as_str()) {
-                            return Ok(ControlFlow::Break(b));
+                    for piece in [&text[end..m.start()], m.as_str()] {
+                        if !piece.is_empty() {
+                            if let ControlFlow::Break(b) = f(piece) {
+                                return Ok(ControlFlow::Break(b));
+                            }
                         }
                     }
+                    end = m.end();
+                }
+                if end < text.len() {
+                    return Ok(f(&text[end..]));
                 }
                 Ok(ControlFlow::Continue(()))
             }
@@ -177,16 +185,82 @@ impl Pretokenizer {
 }
 
 /// A cut between `text[..cut]` and `text[cut..]` is independent for the preset patterns when the
-/// byte before it is a `\n` preceded by a printable ASCII character and the byte after it is an
-/// ASCII letter or digit. Then the newline is a piece of its own or ends a punctuation piece on
-/// the left (`.\n`), nothing on the left looks past it (the `\s+$`/`\s+(?!\S)` alternatives see
-/// one lone newline either way), and every preset starts a fresh piece at the letter or digit.
-pub fn is_independent_cut(text: &[u8], cut: usize) -> bool {
-    cut >= 2
-        && cut < text.len()
-        && text[cut - 1] == b'\n'
-        && text[cut - 2].is_ascii_graphic()
-        && text[cut].is_ascii_alphanumeric()
+/// pieces of the two halves, split apart, are the pieces of the whole. X is the character
+/// before the run of ASCII whitespace that ends at the cut (GPT-2: starts at the cut), Y the
+/// character after the cut; classes are Unicode's, so this holds for every script:
+///
+/// - cl100k and o200k: the cut follows a `\n` that ends a whitespace run (`\n`, `\r\n`,
+///   `\n\n`, `  \r\n`...) after a non-space X, and Y is not whitespace. The run is one piece
+///   (`\s*[\r\n]`, `\s*[\r\n]+`) or ends X's punctuation piece (`.\n`), and a text that
+///   ends there gives the same piece (`\s++$`); every preset starts a fresh piece at Y.
+/// - GPT-2: the cut is where a whitespace run starts after a non-space X. No GPT-2 alternative
+///   takes whitespace after a non-space character, and none looks behind, so the pieces from
+///   the cut on are those of the text from the cut. (Cutting after the run instead would not
+///   do: GPT-2 splits `\n\n` before a letter into `\n`, `\n`, but a text ending in `\n\n`
+///   into one piece.)
+///
+/// Runs are looked at up to `MAX_RUN` bytes back; a character that cannot be decoded at the
+/// edge of `text` (a block cut mid-character) makes no cut.
+pub fn is_independent_cut(preset: Preset, text: &[u8], cut: usize) -> bool {
+    if cut == 0 || cut >= text.len() {
+        return false;
+    }
+    let solid_before = |end: usize| char_class_before(text, end).is_some_and(|k| k & WS == 0);
+    if preset == Preset::Gpt2 {
+        return text[cut].is_ascii_whitespace() && solid_before(cut);
+    }
+    text[cut - 1] == b'\n'
+        && solid_before(whitespace_run_start(text, cut))
+        && char_class_at(text, cut).is_some_and(|k| k & WS == 0)
+}
+
+/// Whitespace runs longer than this make no cut (bounds the work per newline).
+pub const MAX_RUN: usize = 64;
+
+/// The start of the run of ASCII whitespace that ends at byte `end` (at most `MAX_RUN` back).
+pub fn whitespace_run_start(text: &[u8], end: usize) -> usize {
+    let mut start = end;
+    while start > 0 && end - start < MAX_RUN && text[start - 1].is_ascii_whitespace() {
+        start -= 1;
+    }
+    start
+}
+
+/// The class bits of the character that ends at byte `end`, if it decodes.
+fn char_class_before(text: &[u8], end: usize) -> Option<u8> {
+    let mut start = end.checked_sub(1)?;
+    while start > 0 && end - start < 4 && text[start] & 0xC0 == 0x80 {
+        start -= 1;
+    }
+    let c = std::str::from_utf8(&text[start..end])
+        .ok()?
+        .chars()
+        .next()?;
+    (c.len_utf8() == end - start).then(|| class_of_char(c))
+}
+
+/// The class bits of the character that starts at byte `at`, if it decodes.
+fn char_class_at(text: &[u8], at: usize) -> Option<u8> {
+    let n = match *text.get(at)? {
+        x if x < 0x80 => 1,
+        x if x >= 0xF0 => 4,
+        x if x >= 0xE0 => 3,
+        _ => 2,
+    };
+    let c = std::str::from_utf8(text.get(at..at + n)?)
+        .ok()?
+        .chars()
+        .next()?;
+    Some(class_of_char(c))
+}
+
+fn class_of_char(c: char) -> u8 {
+    let cp = c as u32;
+    if cp < 0x80 {
+        tables::ASCII[cp as usize]
+    } else {
+        class_of(cp)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -607,21 +681,80 @@ mod tests {
         let p = Pretokenizer::new(Some(r"\d+|[a-z]+")).unwrap();
         assert_eq!(p.preset(), None);
         assert!(!p.can_cut());
-        assert_eq!(pieces(&p, "ab12 .cd"), ["ab", "12", "cd"]);
+        assert_eq!(pieces(&p, "ab12 .cd"), ["ab", "12", " .", "cd"]);
+        // Text between matches is a piece of its own; empty matches make none.
+        let q = Pretokenizer::new(Some(r"(?=a)|b")).unwrap();
+        assert_eq!(pieces(&q, "xab a"), ["x", "a", "b", " ", "a"]);
     }
 
     #[test]
     fn independent_cuts_do_not_change_pieces() {
         let text = "Hi.\nThere  is\na cut\n\nnot here.\nX1 '\nb\nend";
+        let mut found = 0;
         for (_, pat) in PRESETS {
             let p = Pretokenizer::new(Some(pat)).unwrap();
             let whole = pieces(&p, text);
             for cut in 0..text.len() {
-                if is_independent_cut(text.as_bytes(), cut) {
+                if is_independent_cut(p.preset().unwrap(), text.as_bytes(), cut) {
+                    found += 1;
                     let mut split = pieces(&p, &text[..cut]);
                     split.extend(pieces(&p, &text[cut..]));
                     assert_eq!(whole, split, "cut at {cut} in {pat}");
                 }
+            }
+        }
+        assert!(found >= 12);
+    }
+
+    /// Every cut the rule allows, in every string of up to 5 characters over a set that holds
+    /// each class the rule looks at (letters and digits of several scripts, CR, LF, other
+    /// whitespace, punctuation, a combining mark), and in longer pseudo-random strings.
+    #[test]
+    fn independent_cuts_hold_for_every_script_and_line_ending() {
+        let alphabet = [
+            "a", "Я", "1", "٣", "世", ".", "'", " ", "\n", "\r", "\t", "\u{a0}", "\u{2028}",
+            "\u{301}",
+        ];
+        let check = |p: &Pretokenizer, text: &str| -> usize {
+            let whole = pieces(p, text);
+            let mut n = 0;
+            for cut in 1..text.len() {
+                if text.is_char_boundary(cut)
+                    && is_independent_cut(p.preset().unwrap(), text.as_bytes(), cut)
+                {
+                    n += 1;
+                    let mut split = pieces(p, &text[..cut]);
+                    split.extend(pieces(p, &text[cut..]));
+                    assert_eq!(whole, split, "cut at {cut} of {text:?} in {:?}", p.preset());
+                }
+            }
+            n
+        };
+        for (_, pat) in PRESETS {
+            let p = Pretokenizer::new(Some(pat)).unwrap();
+            let mut cuts = 0;
+            let k = alphabet.len();
+            for len in 1..=5u32 {
+                for mut code in 0..k.pow(len) {
+                    let mut text = String::new();
+                    for _ in 0..len {
+                        text.push_str(alphabet[code % k]);
+                        code /= k;
+                    }
+                    cuts += check(&p, &text);
+                }
+            }
+            assert!(cuts > 1000, "{cuts} cuts for {pat}");
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            for _ in 0..3000 {
+                let mut text = String::new();
+                for _ in 0..24 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    text.push_str(alphabet[(seed % k as u64) as usize]);
+                }
+                check(&p, &text);
             }
         }
     }

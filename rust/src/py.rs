@@ -572,10 +572,15 @@ impl PyEncoder {
         pretok: Pretokenizer,
         special_tokens: Vec<(String, Rank)>,
     ) -> PyResult<Self> {
+        // The cached ints cover the ordinary ids and the special ids just after them; a
+        // special id far away (up to 2^32 - 1 in a file) gets a new int each time instead of
+        // a table sized by it: memory follows the number of tokens, not the largest id.
+        let dense = bpe.id_bound() + special_tokens.len() + 4096;
         let id_bound = special_tokens
             .iter()
-            .map(|(_, id)| id.saturating_add(1))
-            .fold(bpe.id_bound() as Rank, Rank::max);
+            .map(|(_, id)| *id as usize + 1)
+            .filter(|&end| end <= dense)
+            .fold(bpe.id_bound(), usize::max);
         let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
         Ok(PyEncoder {
             inner,
@@ -713,7 +718,9 @@ fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<
                 "num_threads must be at least 1".into(),
             )))
         }
-        Some(n) => n,
+        // More threads than cores are never faster and the ids do not depend on the number:
+        // cap, so that no argument starts thousands of OS threads.
+        Some(n) => n.min(crate::threads::default_threads()),
     };
     if chunk_bytes == Some(0) {
         return Err(to_py(Error::Invalid(

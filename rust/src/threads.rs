@@ -27,8 +27,11 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// The pool of `n` threads of this process.
+/// The pool of `n` threads of this process; `n` is capped at `default_threads()` (more threads
+/// than cores would not be faster, and the ids never depend on the number of threads), so no
+/// argument can start thousands of OS threads.
 pub fn pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    let n = n.min(default_threads()).max(1);
     let pid = std::process::id();
     let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
     if pools.as_ref().is_some_and(|p| p.pid != pid) {

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from bytepair._display import token_repr
@@ -36,6 +37,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             stream, name = stack.enter_context(open_input(args.file))
             texts = read_text(stream, name)
+            if not options and tok.special_tokens:
+                texts = _checked_whole(tok, texts)
         ids = tok.encode_iterable(texts, **options)
         try:
             if args.count:
@@ -46,6 +49,22 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             out.flush()
             raise CommandError(_special_hint(e)) from None
     return 0
+
+
+def _checked_whole(tok: Tokenizer, texts: Iterable[str]) -> Iterator[str]:
+    """The input, read to its end and checked for special-token text before the first chunk is
+    handed on, so that no id is written for an input that fails at its last line. It is kept
+    meanwhile in a spool: memory up to 64 MB, a temporary file beyond."""
+    margin = max(len(t) for t in tok.special_tokens) - 1
+    tail = ""
+    with tempfile.SpooledTemporaryFile(max_size=64 << 20, mode="w+", encoding="utf-8", errors="surrogatepass", newline="") as spool:
+        for chunk in texts:
+            tok._check_disallowed(tail + chunk, frozenset(), "all")  # also those straddling two chunks
+            tail = (tail + chunk)[-margin:] if margin else ""
+            spool.write(chunk)
+        spool.seek(0)
+        while block := spool.read(1 << 20):
+            yield block
 
 
 def _write_ids(out: TextIO, tok: Tokenizer, ids: Iterable[int], *, as_tokens: bool) -> None:

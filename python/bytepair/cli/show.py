@@ -167,8 +167,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         lines.extend(table(rows, [True, False, False], ["  ", "  "]))
     if shown_n < total:
         lines.append(f"... {total - shown_n:,} more {what}; see them with --limit N or --all")
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write("\n".join(_printable(line) for line in lines) + "\n")
     return 0
+
+
+def _printable(line: str) -> str:
+    """``line`` with every character a terminal would act on (escape sequences, bell, line
+    breaks, bidi controls...) shown as an escape: a tokenizer file is untrusted input."""
+    if line.isprintable():
+        return line
+    return "".join(
+        c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+        for c in line
+    )
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

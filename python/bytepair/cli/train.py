@@ -51,6 +51,22 @@ def _check_output(path: str) -> None:
         raise CommandError(f"cannot write {path}: the directory {directory} is not writable")
 
 
+def _check_roles(args: argparse.Namespace, base: Any) -> None:
+    """Fails before training, not after, when a --role names an unknown role or a text that
+    will not be a special token."""
+    from bytepair.tokenizer import ROLES, reserved_name
+
+    if not args.role:
+        return
+    known = set(args.special or ()) | set(base.special_tokens if base is not None else ())
+    reserved = args.reserved_special_tokens or 0
+    for role, token in args.role:
+        if role not in ROLES:
+            raise CommandError(f"--role {role}={token}: unknown role {role!r}; roles are {', '.join(ROLES)}")
+        if token not in known and not any(token == reserved_name(i) for i in range(min(reserved, 1 << 20))):
+            raise CommandError(f"--role {role}={token}: {token!r} is not a special token; add it with --special")
+
+
 def _source_arg(value: str) -> tuple[str, str]:
     name, sep, path = value.partition("=")
     if not sep or not name or not path:
@@ -87,6 +103,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         options["pattern"] = args.pattern
     if args.normalization is not None:
         options["normalization"] = args.normalization
+    _check_roles(args, options.get("base"))
 
     with contextlib.ExitStack() as stack:
         if args.sample:
@@ -122,7 +139,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             )
         trained = time.perf_counter() - started
         for w in caught:
-            warn(str(w.message))
+            if not str(w.message).startswith("training stopped early"):  # the summary says it
+                warn(str(w.message))
         if args.role:
             tok = tok.with_special_tokens(roles=dict(args.role))
         tok.save(args.output)
