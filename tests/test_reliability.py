@@ -290,6 +290,17 @@ def test_absurd_num_threads_is_capped_too(n: int) -> None:
     assert tok.count_batch(["ab"], num_threads=n) == [1]
 
 
+@pytest.mark.parametrize("n", [2**64, 2**70])
+def test_absurd_num_threads_is_capped_on_the_array_and_wordpiece_paths(n: int) -> None:
+    tok = small()
+    ids, offsets = tok.encode_batch_numpy(["ab", "b"], num_threads=n)
+    assert ids.tolist() == [256, 98] and offsets.tolist() == [0, 1, 2]
+    texts = ["the quick brown fox jumps", "over the lazy dog"] * 5
+    wp = bytepair.train_wordpiece_from_iterator(texts, vocab_size=60, num_threads=n)
+    assert wp.vocab == bytepair.train_wordpiece_from_iterator(texts, vocab_size=60).vocab
+    assert wp.encode_batch(texts, num_threads=n) == [wp.encode(t) for t in texts]
+
+
 # ------------------------------------------------------------------ 6. early stop, validation first
 
 

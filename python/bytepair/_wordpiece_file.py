@@ -121,6 +121,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
             raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
         except UnicodeDecodeError as e:
             raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
+        except RecursionError:
+            raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
 
 
 def load(path: str | os.PathLike[str]) -> WordPieceTokenizer:

@@ -104,7 +104,7 @@ def encode_to_numpy(
 
     if not isinstance(text, str):
         raise TypeError(f"encode_to_numpy() takes a str, not {type(text).__name__}")
-    _check_threads(num_threads)
+    num_threads = _check_threads(num_threads)
     dt = id_dtype(tok, dtype)
     text = tok._norm(text)
     tok._check_disallowed(text, allowed_special, disallowed_special)
@@ -123,7 +123,7 @@ def encode_batch_numpy(
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
     from bytepair.tokenizer import _check_threads
 
-    _check_threads(num_threads)
+    num_threads = _check_threads(num_threads)
     dt = id_dtype(tok, dtype)
     checked = tok._batch(texts, "encode_batch_numpy", allowed_special, disallowed_special)
     return encode_documents(tok, checked, allowed=tok._allowed_ids(allowed_special), dt=dt, num_threads=num_threads)
@@ -143,7 +143,7 @@ def encode_files(
         raise TypeError("encode_files() takes a list of paths; for one file pass [path]")
     if errors not in ("strict", "replace"):
         raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
-    _check_threads(num_threads)
+    num_threads = _check_threads(num_threads)
     names = [os.fspath(p) for p in paths]
     for p in names:
         if not isinstance(p, str):

@@ -19,6 +19,7 @@ from typing import Any
 
 from bytepair import _core
 from bytepair.errors import BytepairError, UnknownTokenError, VocabError
+from bytepair.tokenizer import _check_threads
 
 __all__ = ["BERT_SPECIAL_TOKENS", "WordPieceTokenizer"]
 
@@ -285,7 +286,7 @@ class WordPieceTokenizer:
         texts = list(texts)
         for t in texts:
             _check_text(t)
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
         # The result is one list per text: making many lists at once sets off the cyclic
         # garbage collector again and again (a third of the time on short documents), and
         # lists of ints cannot form cycles; so it is paused for the call.
@@ -309,7 +310,7 @@ class WordPieceTokenizer:
         texts = list(texts)
         for t in texts:
             _check_text(t)
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
         with_offsets = True
         try:
             out = self._core.encode_batch(texts, with_offsets=with_offsets, num_threads=num_threads)
@@ -384,11 +385,6 @@ def _repair_surrogates(text: str) -> str:
     """Lone surrogates cannot be UTF-8 encoded: each becomes U+FFFD (one character, so offsets
     still index the original text), which clean_text then drops."""
     return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
-
-
-def _check_threads(num_threads: object) -> None:
-    if num_threads is not None and (not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1):
-        raise BytepairError(f"num_threads must be a positive int or None, got {num_threads!r}")
 
 
 def _check_text(text: object) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from bytepair import _core, _progress
 from bytepair.errors import BytepairError
+from bytepair.tokenizer import _check_threads
 from bytepair.sources import DECOMPRESS_ERRORS, Source, SourceFile, decompress_error, documents, open_stream, resolve, utf8_error
 from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _repair_surrogates
 
@@ -119,6 +120,7 @@ def _train(
     _continuation_order: list[str] | None = None,
 ) -> WordPieceTokenizer:
     _check(vocab_size, min_frequency, algorithm)
+    num_threads = _check_threads(num_threads)
     specials = list(dict.fromkeys(special_tokens))
     if unk_token not in specials:
         raise BytepairError(f"the unknown token {unk_token!r} must be one of special_tokens {specials!r}")

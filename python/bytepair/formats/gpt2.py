@@ -249,6 +249,8 @@ def read_json(path: str) -> object:
         raise FormatError(f"{path}: the key {e.args[0]!r} appears twice in one object") from None
     except json.JSONDecodeError as e:
         raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
+    except RecursionError:
+        raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
 
 
 def token_strings(tok: Tokenizer) -> dict[int, str]:
