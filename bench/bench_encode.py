@@ -15,9 +15,10 @@ Sections (each prints a table; ratios are bytepair / peer, higher is better for 
   threads  wall time of encode_batch over the same documents with 1 and 2 threads, and of one
            large text (all documents joined) with num_threads=1 and 2, cold; tiktoken's
            encode_ordinary_batch beside it; "cores" = process CPU time / wall time.
-  adversarial  one repeated letter, digits, spaces, and CJK without spaces, at 100 KB, 1 MB and
-           10 MB (bytepair) and 100 KB and 1 MB (tiktoken, in a child process with a timeout;
-           older tiktoken versions were quadratic in the length of a piece).
+  adversarial  one repeated letter, digits, spaces, and CJK without spaces, at 156 KB, 1.25 MB
+           and 10 MB (8x steps), each library (tiktoken in a child process with a timeout; older
+           tiktoken versions were quadratic in the length of a piece); "8x" is the time at 10 MB
+           over the time at 1.25 MB (linear: about 8).
   load     time to load o200k_base and resident memory added by it, each library in a fresh
            process (bytepair: get_encoding from the shipped gzip file, sha256 checked; tiktoken:
            load_tiktoken_bpe from the decompressed file with expected_hash, then Encoding()).
@@ -504,7 +505,7 @@ def section_adversarial(args: argparse.Namespace, workdir: Path, results: dict[s
     print(f"\n## Adversarial inputs: seconds of CPU (tiktoken in a child process, timeout {args.timeout:.0f} s)")
     import bytepair
 
-    sizes = [100_000, 1_000_000, 10_000_000]
+    sizes = [156_250, 1_250_000, 10_000_000]
     out = []
     for name in ENCODINGS:
         tok = bytepair.get_encoding(name)
@@ -516,21 +517,25 @@ def section_adversarial(args: argparse.Namespace, workdir: Path, results: dict[s
             theirs: list[float | str | None] = []
             skipped = ""
             if "tiktoken" in args.peers:
-                for n in sizes[:2]:
+                for n in sizes:
                     prev = theirs[-1] if theirs else 0.0
                     if isinstance(prev, str):
                         break
-                    if prev is not None and prev * (n / sizes[0]) ** 2 > args.timeout:
+                    step = n / sizes[len(theirs) - 1] if theirs else 1.0
+                    if prev is not None and prev * step ** 2 > args.timeout:
                         # Quadratic growth would take past the timeout: say so instead of waiting.
-                        skipped = f" (1000 KB not run: ~{prev * (n / sizes[0]) ** 2:.0f} s if quadratic)"
+                        skipped = f" ({n // 1000} KB not run: ~{prev * step ** 2:.0f} s if quadratic)"
                         break
                     theirs.append(None if prev is None else timed_child("tiktoken", name, kind, n, workdir, args.timeout))
             per_mb = [t / (n / 1e6) for t, n in zip(ours, sizes)]
             cells = "  ".join(f"{n // 1000:>6} KB {t:7.3f}" for n, t in zip(sizes, ours))
             tk = "  ".join(f"{n // 1000} KB " + (f"{t:.3f}" if isinstance(t, float) else t if t else f">{args.timeout:.0f}")
                            for n, t in zip(sizes, theirs)) + skipped
-            print(f"  {name:12} {kind:7} bytepair {cells}   (s/MB {min(per_mb):.3f}..{max(per_mb):.3f})"
-                  + (f"   tiktoken {tk}" if theirs else ""))
+            grow = f"8x {ours[2] / ours[1]:.2f}" if ours[1] > 0 else "8x -"
+            tk_grow = (f" 8x {theirs[2] / theirs[1]:.2f}" if len(theirs) == 3 and isinstance(theirs[1], float)
+                       and isinstance(theirs[2], float) and theirs[1] > 0 else "")
+            print(f"  {name:12} {kind:7} bytepair {cells}   (s/MB {min(per_mb):.3f}..{max(per_mb):.3f}, {grow})"
+                  + (f"   tiktoken {tk}{tk_grow}" if theirs else ""))
             out.append({"encoding": name, "kind": kind, "sizes": sizes, "bytepair": ours, "tiktoken": theirs})
     results["adversarial"] = out
 

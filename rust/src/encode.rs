@@ -88,6 +88,9 @@ use crate::pretok::Pretokenizer;
 
 pub use crate::Rank;
 
+// Long pieces of monotone models in linear time (issue 13).
+mod long;
+
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;
 
@@ -697,6 +700,9 @@ pub struct Bpe {
     /// of them for a trained tokenizer, not always for a hand-made merge list). `None`: all ids
     /// (rank models, and merge lists where every token qualifies).
     direct: Option<Vec<bool>>,
+    /// Every merge has a higher priority than the merges that make its parts (`long`): long
+    /// pieces then take the linear path instead of the heap.
+    monotone: bool,
 }
 
 impl Bpe {
@@ -755,6 +761,7 @@ impl Bpe {
             byte_pairs: vec![NONE; 1 << 16].into_boxed_slice(),
             pairs: PairTable::new(0),
             direct: None,
+            monotone: false,
         })
     }
 
@@ -799,6 +806,7 @@ impl Bpe {
             bpe.pairs.insert(a, b, pack(i as u32, result));
         }
         bpe.index_byte_pairs();
+        bpe.monotone = bpe.merges_are_monotone(merges);
         // A token is emitted by whole-piece lookup only if the merges would produce it anyway.
         let mut direct = vec![false; bpe.spans.len()];
         let mut out = Vec::new();
@@ -846,6 +854,7 @@ impl Bpe {
                 .collect()
         };
         bpe.pairs = PairTable::for_ranks(used.len(), bpe.spans.len());
+        bpe.monotone = bpe.ranks_are_monotone(&used);
         for (l, r, id) in used {
             bpe.pairs.insert(l, r, pack(id, id));
         }
@@ -1115,8 +1124,17 @@ impl Bpe {
         s.emit(out);
     }
 
-    /// Any length >= 2: a heap of packed (priority, position) over a linked list of tokens.
+    /// Any length >= 2: linear for monotone models (`long`), else the heap.
     fn encode_long(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        if self.monotone {
+            self.encode_long_monotone(piece, out)
+        } else {
+            self.encode_long_heap(piece, out)
+        }
+    }
+
+    /// Any length >= 2: a heap of packed (priority, position) over a linked list of tokens.
+    fn encode_long_heap(&self, piece: &[u8], out: &mut Vec<Rank>) {
         const DEAD: Rank = Rank::MAX;
         let n = piece.len() as u32;
         let mut tok: Vec<Rank> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
