@@ -8,8 +8,8 @@
 //! Encoding a piece: a piece that is itself a token is emitted at once (most pieces of real text
 //! are); otherwise the lowest-priority pair is merged, leftmost on ties, until none is left.
 //! Short pieces work on small arrays on the stack, scanned for the lowest pair (quadratic, but
-//! tiny); long ones use a min-heap over a linked list, O(n log n), so a megabyte of one repeated
-//! character stays linear-ish.
+//! tiny); long ones take a linear path for monotone models (`long`: every trained merge list
+//! and every published rank file), and a min-heap over a linked list, O(n log n), otherwise.
 //!
 //! Performance notes (measured with `perf` and callgrind on cl100k/o200k over English prose,
 //! source code and multilingual text; see bench/README.md for the figures):
@@ -49,8 +49,17 @@
 //!   (o200k), where rescanning was 40 % of the merge loop's instructions: 126 M -> 98 M
 //!   instructions in `encode_by_merges`. The heap path instead, from 33 bytes on, was 10 %
 //!   slower.
-//! - Long pieces (>= `LONG_PIECE` bytes): nodes of u32 links and a four-ary heap of packed
-//!   (priority, position) u64, built in place: 10 MB of one letter takes ~2 s, not quadratic.
+//! - Long pieces (>= `LONG_PIECE` bytes) of monotone models (issue 13): a radix heap over the
+//!   24-bit priorities hands out all pairs of the lowest priority at once, merged in one pass
+//!   (runs of (x, x) from their left end), nodes of (token, next, prev) in one array; O(n),
+//!   proved in `long`. 10 MB of one letter or of spaces: 2.1-2.9 s with the heap, about
+//!   0.5-0.6 s now; cachegrind counts 8.0x the instructions for 8x the input (the heap's
+//!   `sift_down` alone: 9.3x; bench/README.md has the figures). Dropped on the
+//!   way: sorting each priority's pairs by position (a radix sort needs one more pass at 10 MB
+//!   than at 1 MB; the argument in `long` shows no order is needed), and three arrays for
+//!   token, next and prev (no measurable change in wall-clock; kept the one array).
+//!   Not monotone (hand-made merge lists, checked once at load): nodes of u32 links and the
+//!   four-ary heap of packed (priority, position) u64, built in place, O(n log n).
 //! - Tried and dropped (slower here): a per-thread direct-mapped memo of recent pair lookups in
 //!   front of the pair table (its own cache misses cost what it saved), finding the lowest
 //!   pair in two vectorisable passes (minimum, then its position) instead of one, buckets of
