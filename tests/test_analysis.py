@@ -4,6 +4,7 @@ hand on small inputs and against encoding with the truncated tokenizers themselv
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -280,3 +281,27 @@ def test_alpha_table_shares_by_hand(tmp_path: Path) -> None:
     assert got[(0.5, "small")] == pytest.approx(800**0.5 / (800**0.5 + 3200**0.5))  # = 1/3
     for r in rows:
         assert r.tokens_per_word > 0
+
+
+@given(st.lists(st.text(alphabet="ab \nçé日本\r", min_size=1, max_size=40), min_size=1, max_size=6))
+def test_token_counts_from_training_equal_encoding_the_corpus(docs: list[str]) -> None:
+    """train() keeps the merge loop's token counts; sweep uses them instead of encoding the
+    corpus again. They must be exactly what encoding the text with the result gives."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bytepair.BytepairWarning)  # small corpora stop early
+        tok = bytepair.train_from_iterator(docs, vocab_size=300, min_frequency=1)
+    assert tok._training_counts is not None
+    encoded = token_stats(tok, docs, document_frequencies=False)
+    assert tok._training_counts == encoded.counts[: len(tok._training_counts)].tolist()
+    assert sum(tok._training_counts) == encoded.counts.sum()
+
+
+def test_sweep_from_training_counts_equals_sweep_from_encoding(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(TEXT, encoding="utf-8")
+    b.write_text("Ein Beispiel, ein zweites Beispiel.\r\nΈνα παράδειγμα.\n" * 7, encoding="utf-8")
+    corpora = [Corpus("a", [str(a)]), Corpus("b", [str(b)])]
+    fast = sweep(corpora, [260, 300, 350], words=["the", "ein"])
+    assert fast.tokenizer._training_counts is not None
+    slow = sweep(corpora, [260, 300, 350], words=["the", "ein"], tokenizer=fast.tokenizer)
+    assert fast.rows() == slow.rows()

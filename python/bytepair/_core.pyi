@@ -29,7 +29,7 @@ def train_counters(
     max_token_length: int | None = None,
     base: tuple[Encoder, int] | None = None,
     progress: Callable[[int], object] | None = None,
-) -> tuple[list[tuple[int, int]], int, list[tuple[int, int]]]: ...
+) -> tuple[list[tuple[int, int]], int, list[tuple[int, int]], list[int]]: ...
 
 @final
 class PieceCounter:

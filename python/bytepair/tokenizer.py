@@ -70,6 +70,11 @@ class Tokenizer:
     [256, 99]
     """
 
+    # Set by train() on the tokenizer it returns when no source was weighted: how often each id
+    # occurs in the training text encoded with this tokenizer, from the merge loop's final
+    # pieces (no second pass over the corpus). Not saved; analysis.sweep uses it.
+    _training_counts: list[int] | None = None
+
     def __init__(
         self,
         vocab: Mapping[int, bytes],

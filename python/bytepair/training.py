@@ -624,7 +624,7 @@ def _train_counters(
     multipliers = mixing_multipliers(sizes, alpha)
     bar = Progress("merging ", total=plan.merges, unit="merges") if show else None
     counted = time.perf_counter()
-    merge_ids, distinct, per_source = _core.train_counters(
+    merge_ids, distinct, per_source, token_counts = _core.train_counters(
         counters,
         multipliers,
         denominator=WEIGHT_DENOMINATOR,
@@ -662,7 +662,10 @@ def _train_counters(
         "merging": round(time.perf_counter() - counted, 3),
     }
     info["sources"] = stats
-    return _build(plan, merge_ids, info)
+    tok = _build(plan, merge_ids, info)
+    if token_counts:  # kept in memory only (not in the file): see Tokenizer._training_counts
+        tok._training_counts = token_counts
+    return tok
 
 
 def _train_elsewhere(

@@ -309,7 +309,7 @@ impl PyPieceCounter {
             min_frequency,
             max_token_length,
         };
-        let (learned, distinct, _) = train_maps(
+        let (learned, distinct, _, _) = train_maps(
             py,
             vec![(counter.finish(), 1)],
             1,
@@ -351,7 +351,7 @@ fn train_maps(
     opts: &TrainOptions,
     base: Option<&(Py<PyEncoder>, Rank)>,
     progress: Option<&Py<PyAny>>,
-) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>)> {
+) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>, Vec<u64>)> {
     let base_vocab = match base {
         Some((enc, first_id)) => Some(base_of(&enc.get().inner, *first_id)?),
         None => None,
@@ -435,7 +435,11 @@ fn train_maps(
                 })
                 .collect()
         };
-        Ok((trained.merges, distinct, per_source))
+        // Token counts of the training text, when no source is weighted (a mix's counts are
+        // scaled, not the text's).
+        let unweighted = maps.iter().all(|&(_, w)| w == denominator);
+        let token_counts = if unweighted { trained.token_counts } else { Vec::new() };
+        Ok((trained.merges, distinct, per_source, token_counts))
     });
     finish(result, raised)
 }
@@ -446,7 +450,8 @@ fn train_maps(
 /// pairs whose merged bytes would be longer are never merged. `base`: (encoder, first new id):
 /// continue that tokenizer (pieces are first encoded with it; new merges get ids from
 /// first_id on). Returns (merges, distinct pieces, per source (bytes, tokens) of its ordinary
-/// text encoded with the result, by its own counts).
+/// text encoded with the result, by its own counts, and when no source is weighted the count of
+/// each id in the text encoded with the result (empty otherwise)).
 #[pyfunction]
 #[pyo3(signature = (counters, weights, *, denominator, merges, min_frequency, max_token_length=None, base=None, progress=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -460,7 +465,7 @@ fn train_counters(
     max_token_length: Option<usize>,
     base: Option<(Py<PyEncoder>, Rank)>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>)> {
+) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>, Vec<u64>)> {
     if counters.len() != weights.len() || counters.is_empty() {
         return Err(to_py(Error::Invalid(
             "give one weight per counter, and at least one counter".into(),
@@ -518,7 +523,7 @@ fn train_from_counts(
         min_frequency,
         max_token_length,
     };
-    train_maps(py, vec![(map, 1)], 1, &opts, base.as_ref(), None).map(|(m, _, _)| m)
+    train_maps(py, vec![(map, 1)], 1, &opts, base.as_ref(), None).map(|(m, _, _, _)| m)
 }
 
 /// For each target offset, the first offset at or after it where the file can be cut without

@@ -140,6 +140,8 @@ struct Pieces {
     index: Vec<u32>,
     /// Token counts of the pieces left out (they never change).
     fixed_len: Vec<u32>,
+    /// The one token of each left-out piece that is a single token, with the piece's count.
+    fixed_one: Vec<(Rank, u64)>,
     /// Sum over pieces of count * (tokens - 1): the most any pair count can reach.
     mass: u128,
 }
@@ -154,6 +156,9 @@ impl Pieces {
         if ids.len() < 2 || count == 0 {
             self.index.push(u32::MAX);
             self.fixed_len.push(ids.len() as u32);
+            if let (&[id], true) = (ids, count > 0) {
+                self.fixed_one.push((id, count));
+            }
             return;
         }
         self.index.push(self.count.len() as u32);
@@ -177,6 +182,21 @@ impl Pieces {
                 }
             })
             .collect()
+    }
+
+    /// How often each of the `n` ids occurs over all pieces, weighted by their counts, after
+    /// the merges learned so far (what encoding the counted text would give, token by token).
+    fn token_counts(&self, n: usize) -> Vec<u64> {
+        let mut out = vec![0u64; n];
+        for p in 0..self.count.len() {
+            for &id in self.get(p) {
+                out[id as usize] = out[id as usize].saturating_add(self.count[p]);
+            }
+        }
+        for &(id, c) in &self.fixed_one {
+            out[id as usize] = out[id as usize].saturating_add(c);
+        }
+        out
     }
 }
 
@@ -206,6 +226,9 @@ pub struct Trained {
     pub merges: Vec<(Rank, Rank)>,
     /// Tokens of each input piece, in input order, once encoded with every merge.
     pub lengths: Vec<u32>,
+    /// Occurrences of each id (indexed by id, up to the last merge's) over the counted pieces,
+    /// weighted by their counts: the token counts of the training text at the final size.
+    pub token_counts: Vec<u64>,
 }
 
 /// Learns merges from distinct pieces (as bytes) and their counts. Returns the merges as pairs
@@ -376,6 +399,7 @@ fn run<C: Count>(
     }
     Ok(Trained {
         lengths: ps.lengths(),
+        token_counts: ps.token_counts(vocab.len()),
         merges,
     })
 }
@@ -548,6 +572,36 @@ mod tests {
             w = o;
         }
         w
+    }
+
+    #[test]
+    fn token_counts_are_those_of_the_pieces_encoded_with_every_merge() {
+        let pieces: Vec<(&[u8], u64)> = vec![
+            (b"abracadabra", 3),
+            (b"cadabra", 2),
+            (b"abab", 5),
+            (b"aaaa", 4),
+            (b"bra", 7),
+            (b"z", 9),
+            (b"q", 0),
+            (b"", 4),
+            (b"xyzzy", 1),
+        ];
+        for merges in [0, 1, 4, 30] {
+            let opts = TrainOptions {
+                merges,
+                min_frequency: 1,
+                max_token_length: None,
+            };
+            let t = train_from(None, pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
+            let mut want = vec![0u64; 256 + t.merges.len()];
+            for (bytes, c) in &pieces {
+                for id in apply(bytes, &t.merges) {
+                    want[id as usize] += c;
+                }
+            }
+            assert_eq!(t.token_counts, want, "merges = {merges}");
+        }
     }
 
     #[test]

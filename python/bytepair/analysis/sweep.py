@@ -19,13 +19,15 @@ Per size ``V`` (special tokens aside):
 :func:`alpha_table` trains once per ``alpha`` (mixing changes the merges) and reports each
 source's share of the mix and tokens per word at that ``alpha``.
 
-Performance notes. A sweep costs one training run plus one encoding of the corpus; the sizes
-themselves are free (O(merges) each). On a 4.5 MB corpus (bench/bench_analysis.py, 6 sizes up to
-8,192) the sweep first took 2.3x the training run: the encoding was ~0.15 s, and turning the ids
-into numpy arrays (``np.asarray`` of Python lists) about as much again. Now the ids come from the
-array encoder (``encode_batch_numpy``) and no document frequencies are computed (a sort of every
-token, which only ``stats`` needs): 1.8-1.9x on that small, repetitive corpus, where training is
-cheap; on a real corpus training's merge loop weighs more and the ratio falls.
+Performance notes. A sweep costs one training run; the sizes themselves are free (O(merges)
+each). The token counts at the largest size come from the training run itself: the merge loop
+ends holding every distinct piece as its final tokens, and ``train`` returns how often each id
+occurs (``Tokenizer._training_counts``, when no source is weighted). Only when they are missing
+(a tokenizer given by the caller, special tokens, weighted sources) is the corpus encoded again
+(with the array encoder, no Python int per token, and no document frequencies). Measured with
+bench/bench_analysis.py, 8 sizes up to 65,536 on the 50.3 MB mixed corpus of bench/make_corpus.py,
+2 cores: sweep 1.87x the training run when it encoded the corpus again, 1.25x and 1.32x (two
+runs) with the training's counts; what is left is reading the corpus once more to count words.
 Tried and dropped: counting the corpus' pieces with the
 training's counter and encoding each distinct piece once (weighted by its count) gave the same
 counts but took 0.29 s against 0.21 s for encoding the 4.5 MB outright (counting alone was
@@ -136,6 +138,7 @@ def sweep(
     """Compression, coverage and cost at each of ``vocab_sizes`` from one training run on
     ``corpora`` at the largest size (or from ``tokenizer``, already trained at least that large)."""
     sizes = _check_sizes(vocab_sizes)
+    trained_here = tokenizer is None
     if tokenizer is None:
         from bytepair.training import train
 
@@ -151,7 +154,13 @@ def sweep(
             f"vocabulary size {sizes[-1]:,} is more than this corpus supports: training stopped at "
             f"{largest:,} tokens (no pair occurs often enough for more)"
         )
-    counts, text_bytes, n_words = _count(tokenizer, corpora)
+    if trained_here and tokenizer._training_counts is not None and not tokenizer.special_tokens:
+        # The merge loop's final pieces already hold the corpus encoded at the largest size.
+        counts = np.asarray(tokenizer._training_counts, dtype=np.int64)
+        text_bytes = sum(int(s.get("text_bytes") or 0) for s in tokenizer.training.get("sources", []))
+        n_words = sum(count_words(d) for c in corpora for d in c.documents())
+    else:
+        counts, text_bytes, n_words = _count(tokenizer, corpora)
     if text_bytes == 0:
         raise CorpusError("the corpus is empty")
     curve = tokens_at_every_size(tree, counts)
