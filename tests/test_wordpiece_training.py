@@ -92,6 +92,18 @@ def test_hf_matches_tokenizers(texts: list[str], vocab_size: int, min_frequency:
     assert tok.vocab == want
 
 
+def test_score_matches_oracle_on_shakespeare() -> None:
+    # Hundreds of merges over ~1,400 words: enough re-pushed pairs that the trainer's heap is
+    # rebuilt from its live entries many times (the tiny hypothesis corpora rarely get there).
+    with open(bytepair.__file__.replace("__init__.py", "data/tinyshakespeare.txt"), encoding="utf-8") as f:
+        text = f.read(30_000)
+    tok = train_wordpiece_from_iterator([text], vocab_size=400, min_frequency=2, progress=False)
+    want, _ = oracle.wordpiece_train(
+        word_counts([text], SPECIALS), vocab_size=400, algorithm="score", min_frequency=2, special_tokens=SPECIALS
+    )
+    assert [tok.id_to_token(i) for i in range(tok.vocab_size)] == want
+
+
 def test_hf_matches_tokenizers_on_shakespeare() -> None:
     with open(bytepair.__file__.replace("__init__.py", "data/tinyshakespeare.txt"), encoding="utf-8") as f:
         text = f.read(300_000)

@@ -169,6 +169,9 @@ class WordPiece:
         self, texts: list[str], *, with_offsets: bool = False, num_threads: int | None = None
     ) -> list[tuple[list[int], list[tuple[int, int]]]]: ...
     def encode_batch_ids(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]: ...
+    def encode_batch_flat(
+        self, texts: list[str], *, width: int, num_threads: int | None = None
+    ) -> tuple[bytearray, bytearray]: ...
 
 def bert_pre_tokenize(
     text: str, *, clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool = True, lowercase: bool = True

@@ -1182,6 +1182,50 @@ impl PyWordPiece {
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
     }
+
+    /// The ids of each text in one flat buffer of `width`-byte (2 or 4) little-endian ids, and
+    /// the document offsets as little-endian u64, one more than texts (as `encode_flat`).
+    #[pyo3(signature = (texts, *, width, num_threads = None))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        width: usize,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        if width != 2 && width != 4 {
+            return Err(PyValueError::new_err(format!("width must be 2 or 4, got {width}")));
+        }
+        if width == 2 && self.ints.len() > 1 << 16 {
+            return Err(PyValueError::new_err(format!(
+                "the vocabulary has {} ids, which do not fit in 2 bytes",
+                self.ints.len()
+            )));
+        }
+        let threads = parallel(num_threads, None)?.threads;
+        let (ids, offsets) = py
+            .detach(|| -> crate::error::Result<(Vec<u8>, Vec<u8>)> {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                let encoded = self.inner.encode_batch(&refs, false, threads)?;
+                let total: usize = encoded.iter().map(|(e, _)| e.len()).sum();
+                let mut ids = Vec::with_capacity(total * width);
+                let mut offsets = Vec::with_capacity(8 * (encoded.len() + 1));
+                let mut at = 0u64;
+                offsets.extend_from_slice(&at.to_le_bytes());
+                for (e, _) in &encoded {
+                    if width == 2 {
+                        ids.extend(e.iter().flat_map(|&i| (i as u16).to_le_bytes()));
+                    } else {
+                        ids.extend(e.iter().flat_map(|&i| i.to_le_bytes()));
+                    }
+                    at += e.len() as u64;
+                    offsets.extend_from_slice(&at.to_le_bytes());
+                }
+                Ok((ids, offsets))
+            })
+            .map_err(to_py)?;
+        Ok((PyByteArray::new(py, &ids), PyByteArray::new(py, &offsets)))
+    }
 }
 
 /// BERT normalization + pre-tokenization of `text`: (word, (start, end)) in characters.
