@@ -79,6 +79,24 @@
 //! - On cold multilingual text about half of the time is the merges of pieces seen for the
 //!   first time (471 k merges in 2 MiB), at some 200 instructions each; a warm piece cache more
 //!   than doubles the speed there.
+//! - Where the warm path spends its time (issue 11, counted with cachegrind on
+//!   `rust/examples/warm.rs`, o200k, one thread). On 12.8 MB of the bench corpus (the texts of
+//!   `part4.jsonl` from `bench/make_corpus.py`: prose, man pages, code): a cold pass is 799 M
+//!   instructions (62.6 per byte), a second pass 716 M (56.0 per byte): what the piece cache
+//!   can save (the merges and cache inserts of new pieces) is only ~10 % of a cold pass here. On
+//!   tinyshakespeare (1.1 MB, 258.6 k pieces) a warm pass is 57 M instructions, ~220 per
+//!   piece: about half in the pre-tokenizer scanner and the per-piece loop, about 40 % in
+//!   hashing the piece and probing `TokenTable`, ~6 % in the piece cache. So a larger or
+//!   shared piece cache cannot close the gap to a warm figure 3x ours: raising `CACHE_BITS`
+//!   from 17 to 20 (8x the entries) took the warm pass from 716 M to 688 M instructions (4 %),
+//!   and a cache of whole pieces in front of the token table would replace one hash-and-probe
+//!   with another. For the same reason cold per-thread shards cannot explain the 4.2x scaling
+//!   at 16 threads (a warm cache saves at most ~10 % of the work). What is left is the fixed
+//!   cost per piece (scan, hash, probe, push), and work outside this loop on the array path
+//!   (not measured yet: the same harness ran warm at ~95-100 MB/s on the noisy 2-core machine,
+//!   `encode_files` 72 MB/s warm on the quiet 16-core one, different machines): the next place to look is
+//!   reading, UTF-8 checking, chunking and copying out in `arrays.rs`, then a cache keyed on
+//!   spans of several pieces (which would skip the scanner too).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
