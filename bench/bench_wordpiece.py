@@ -4,6 +4,7 @@
     python bench/bench_wordpiece.py                 # bench/corpus/mixed.txt if built, 50 MB
     python bench/bench_wordpiece.py --mb 4          # a quick look
     python bench/bench_wordpiece.py --corpus FILE --mb 50 --skip-train
+    python bench/bench_wordpiece.py --corpus FILE --mb 60 --train-only
 
 Peers, each measured in this run on the same documents: Hugging Face `tokenizers`
 (`encode_batch` on one thread: RAYON_NUM_THREADS=1 is set before it is imported) and
@@ -17,7 +18,8 @@ runs; the time for 20,000 characters against 2,500 (linear: about 8x). HF runs o
 
 Training: `algorithm="hf"` and `algorithm="score"` against HF WordPieceTrainer at vocab 30,522,
 each in its own process, wall time and peak RSS (VmHWM of the child: ru_maxrss would
-include the parent's, inherited through fork).
+include the parent's, inherited through fork), and the child's RSS right before training (after
+its imports), so that what the trainer itself costs can be read off.
 Not a test: it prints figures and ratios, nothing is asserted.
 """
 
@@ -154,19 +156,24 @@ def bench_long_word(path: str) -> None:
 TRAIN_CHILD = r"""
 import json, resource, sys, time
 algo, path, vocab_size = sys.argv[1], sys.argv[2], int(sys.argv[3])
-t = time.perf_counter()
+def rss(key):
+    return [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(key + ":")][0]
 if algo == "tokenizers":
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+else:
+    import bytepair
+base = rss("VmRSS")
+t = time.perf_counter()
+if algo == "tokenizers":
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer()
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.train([path], trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=["[PAD]","[UNK]","[CLS]","[SEP]","[MASK]"], show_progress=False))
     n = tok.get_vocab_size()
 else:
-    import bytepair
     n = bytepair.train_wordpiece(path, vocab_size=vocab_size, algorithm=algo, progress=False).vocab_size
-hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
-print(json.dumps([time.perf_counter() - t, hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, n]))
+secs = time.perf_counter() - t
+print(json.dumps([secs, rss("VmHWM"), n, base]))
 """
 
 
@@ -184,10 +191,13 @@ def bench_train(docs: list[str], vocab_size: int) -> None:
         if out.returncode:
             print(f"  {algo}: failed: {out.stderr.strip()[-300:]}")
             continue
-        secs, rss_kb, n = json.loads(out.stdout.strip().splitlines()[-1])
+        secs, rss_kb, n, base_kb = json.loads(out.stdout.strip().splitlines()[-1])
         res[algo] = (secs, rss_kb)
         label = "HF WordPieceTrainer" if algo == "tokenizers" else f'bytepair algorithm="{algo}"'
-        print(f"  {label:<28} {secs:7.2f} s   peak RSS {rss_kb / 1024:7.0f} MiB   vocab {n:,}")
+        print(
+            f"  {label:<28} {secs:7.2f} s   peak RSS {rss_kb / 1024:7.0f} MiB"
+            f" (after imports {base_kb / 1024:4.0f} MiB, training +{(rss_kb - base_kb) / 1024:4.0f} MiB)   vocab {n:,}"
+        )
     if "tokenizers" in res and "hf" in res:
         t, r = res["tokenizers"]
         print(f'  algorithm="hf" / HF: time {res["hf"][0] / t:.2f}x, peak RSS {res["hf"][1] / r:.2f}x')
@@ -202,9 +212,13 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=50.0)
     ap.add_argument("--vocab-size", type=int, default=30522)
     ap.add_argument("--skip-train", action="store_true")
+    ap.add_argument("--train-only", action="store_true", help="only the training rows")
     args = ap.parse_args()
     docs = read_docs(args.corpus, args.mb)
     print(f"corpus {args.corpus}, {args.mb} MB asked for")
+    if args.train_only:
+        bench_train(docs, args.vocab_size)
+        return
     path = hf_tokenizer(docs[: max(1, len(docs) // 5)], args.vocab_size)
     bench_encode(path, docs)
     bench_long_word(path)

@@ -3,6 +3,8 @@ Hugging Face's WordPieceTrainer, id for id."""
 
 from __future__ import annotations
 
+import json
+import pathlib
 from collections import Counter
 from typing import Any
 
@@ -148,16 +150,47 @@ def test_files_are_streamed_in_blocks(tmp_path: Any, monkeypatch: pytest.MonkeyP
 
     from bytepair import wordpiece_training
 
-    monkeypatch.setattr(wordpiece_training, "_BATCH_CHARS", 64)  # many blocks, words across cuts
     text = "Über straße café naïve, Привет мир!\nthe cat sat on the mat\n" * 40 + "no newline at the end"
-    path = tmp_path / "a.txt.gz"
-    path.write_bytes(gzip.compress(text.encode("utf-8")))
-    a = train_wordpiece(str(path), vocab_size=120, progress=False)
     b = train_wordpiece_from_iterator([text], vocab_size=120, progress=False)
-    assert a.vocab == b.vocab and a.training["words"] == b.training["words"]
+    # many blocks and units, cut between words (at spaces as well as newlines)
+    monkeypatch.setattr(wordpiece_training, "_BATCH_CHARS", 64)
+    monkeypatch.setattr(wordpiece_training, "_READ_BYTES", 7)
+    monkeypatch.setattr(wordpiece_training, "_UNIT_BYTES", 5)
+    monkeypatch.setattr(wordpiece_training, "_BLOCK_BYTES", 11)
+    gz = tmp_path / "a.txt.gz"
+    gz.write_bytes(gzip.compress(text.encode("utf-8")))
+    plain = tmp_path / "a.txt"
+    plain.write_text(text, encoding="utf-8")
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text(json.dumps({"text": text}) + "\n", encoding="utf-8")
+    for path in (gz, plain, jsonl):
+        a = train_wordpiece(str(path), vocab_size=120, progress=False)
+        assert a.vocab == b.vocab, path
+        assert a.training["words"] == b.training["words"]
+        assert a.training["distinct_words"] == b.training["distinct_words"]
+    assert b.training["text_bytes"] == len(text.encode("utf-8"))
+    assert b.training["characters"] == len(text)
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"hello " * 30 + b"\xff world\n")
     with pytest.raises(bytepair.CorpusError, match="offset 180"):
         train_wordpiece(str(bad), vocab_size=50, progress=False)
     c = train_wordpiece(str(bad), vocab_size=50, errors="replace", progress=False)
     assert c.token_to_id("world") is not None or c.token_to_id("w") is not None
+
+
+@pytest.mark.parametrize("algorithm", ["score", "hf"])
+def test_training_summary_is_what_tokenizers_makes_of_the_text(algorithm: str) -> None:
+    """tokens and [UNK] tokens of the training summary (counted in Rust from the word counts)
+    equal what Hugging Face's encoder makes of the training text with the trained vocabulary."""
+    from tokenizers import Tokenizer
+
+    from bytepair.formats.hf_wordpiece import wordpiece_to_hf
+
+    text = (pathlib.Path(__file__).parent / "data" / "multilingual.txt").read_text(encoding="utf-8") + " x" * 3 + " " + "a" * 150
+    tok = train_wordpiece_from_iterator([text], vocab_size=300, algorithm=algorithm, min_frequency=3, progress=False)
+    hf = Tokenizer.from_str(json.dumps(wordpiece_to_hf(tok)))
+    ids = hf.encode(text, add_special_tokens=False).ids
+    info = tok.training
+    assert info["tokens"] == len(ids)
+    assert info["unk_tokens"] == ids.count(tok.vocab["[UNK]"]) > 0
+    assert info["text_bytes"] == len(text.encode("utf-8"))

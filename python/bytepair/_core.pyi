@@ -180,11 +180,38 @@ def bert_pre_tokenize(
 @final
 class WordCounter:
     def __new__(
-        cls, *, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool, split_on: list[str]
+        cls,
+        *,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        split_on: list[str],
+        unit_bytes: int | None = None,
+        block_bytes: int | None = None,
     ) -> Self: ...
     def add_texts(self, texts: list[str], *, num_threads: int | None = None) -> None: ...
+    def add_file(
+        self,
+        path: str,
+        *,
+        replace_errors: bool = False,
+        num_threads: int | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> None: ...
+    def add_bytes(
+        self,
+        data: bytes,
+        *,
+        last: bool,
+        source: str,
+        offset: int,
+        replace_errors: bool = False,
+        num_threads: int | None = None,
+    ) -> int: ...
+    def text_stats(self) -> tuple[int, int, int]: ...
     def sizes(self) -> tuple[int, int]: ...
-    def counts(self) -> list[tuple[str, int]]: ...
+    def encode_stats(self, encoder: WordPiece, *, num_threads: int | None = None) -> tuple[int, int]: ...
     def train(
         self,
         *,

@@ -20,7 +20,6 @@ HF rule it is counted like any text, as HF does.
 
 from __future__ import annotations
 
-import codecs
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,58 +28,18 @@ from typing import Any
 from bytepair import _core, _progress
 from bytepair.errors import BytepairError
 from bytepair.tokenizer import _check_threads
-from bytepair.sources import DECOMPRESS_ERRORS, Source, SourceFile, decompress_error, documents, open_stream, resolve, utf8_error
+from bytepair.errors import CorpusError
+from bytepair.sources import DECOMPRESS_ERRORS, Replaced, Source, SourceFile, decompress_error, documents, open_stream, resolve
 from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _repair_surrogates
 
 __all__ = ["train_wordpiece", "train_wordpiece_from_iterator"]
 
-_BATCH_CHARS = 1 << 22  # texts handed to the counter at a time (about 4 M characters)
-
-
-def _pieces(text: str) -> Iterator[str]:
-    """A long document cut at newlines into pieces of about _BATCH_CHARS (no word spans a newline)."""
-    start = 0
-    while len(text) - start > _BATCH_CHARS:
-        cut = text.rfind("\n", start + _BATCH_CHARS // 2, start + _BATCH_CHARS)
-        if cut < 0:
-            cut = text.find("\n", start + _BATCH_CHARS)
-            if cut < 0:
-                break
-        yield text[start : cut + 1]
-        start = cut + 1
-    yield text[start:]
-
-
-def _stream_text(f: SourceFile, errors: str) -> Iterator[str]:
-    """A text file in blocks of about 4 MB cut after a newline (no word is cut in two), so
-    that memory does not grow with the file."""
-    handler = "bytepair.replace" if errors == "replace" else "strict"
-    decoder = codecs.getincrementaldecoder("utf-8")(handler)
-    offset = 0
-    rest = ""
-    with open(f.path, "rb") as raw:
-        stream = open_stream(f, raw)
-        try:
-            while True:
-                block = stream.read(_BATCH_CHARS)
-                pending = len(decoder.getstate()[0])
-                try:
-                    text = rest + decoder.decode(block, final=not block)
-                except UnicodeDecodeError as e:
-                    raise utf8_error(f, offset - pending + e.start) from None
-                offset += len(block)
-                if not block:
-                    if text:
-                        yield text
-                    return
-                cut = text.rfind("\n")
-                if cut < 0:
-                    rest = text
-                    continue
-                yield text[: cut + 1]
-                rest = text[cut + 1 :]
-        except DECOMPRESS_ERRORS as e:
-            raise decompress_error(f, e) from None
+_BATCH_CHARS = 1 << 20  # iterator texts handed to the counter at a time (about 1 M characters)
+_READ_BYTES = 1 << 22  # bytes of a compressed stream read at a time
+# How Rust cuts texts for its workers and reads files (None: its defaults, 1 MiB and 4 MiB);
+# they change no count, and tests make them small.
+_UNIT_BYTES: int | None = None
+_BLOCK_BYTES: int | None = None
 
 
 def _add(counter: _core.WordCounter, batch: list[str], num_threads: int | None) -> None:
@@ -88,6 +47,87 @@ def _add(counter: _core.WordCounter, batch: list[str], num_threads: int | None) 
         counter.add_texts(batch, num_threads=num_threads)
     except UnicodeEncodeError:  # lone surrogates: U+FFFD, which clean_text drops (as encoding does)
         counter.add_texts([_repair_surrogates(t) for t in batch], num_threads=num_threads)
+
+
+class _Feed:
+    """Hands texts and files to the counter: plain text files are read by Rust (nothing crosses
+    into Python), compressed streams as bytes, JSON lines and iterator texts in batches of about
+    ``_BATCH_CHARS``; one progress bar over the bytes."""
+
+    def __init__(self, counter: _core.WordCounter, num_threads: int | None, bar: _progress.Progress | None) -> None:
+        self.counter = counter
+        self.num_threads = num_threads
+        self.bar = bar
+        self.done = 0  # bytes of the files finished (on disk), or of texts counted
+        self.batch: list[str] = []
+        self.size = 0
+        self.in_file = False  # a file's documents are being counted (the bar counts its bytes)
+        self.replaced = 0  # bad UTF-8 sequences replaced in Python (JSON lines)
+
+    def tick(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.done + n)
+
+    def text(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"training texts must be str, got {type(text).__name__}")
+        self.batch.append(text)
+        self.size += len(text)
+        if self.size >= _BATCH_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.batch:
+            _add(self.counter, self.batch, self.num_threads)
+            if not self.in_file:
+                self.done += self.size
+                self.tick(0)
+            self.batch, self.size = [], 0
+
+    def file(self, f: SourceFile, s: Source, errors: str) -> None:
+        self.flush()
+        replace = errors == "replace"
+        if f.jsonl or f.parquet:
+            self.in_file = True
+            before = Replaced.count
+            for doc in documents(f, text_field=s.text_field, errors=errors):
+                self.text(doc)
+            self.flush()
+            self.replaced += Replaced.count - before
+            self.in_file = False
+        elif f.compression is None:
+            self.counter.add_file(
+                f.path, replace_errors=replace, num_threads=self.num_threads, progress=self.tick if self.bar else None
+            )
+        else:
+            self._stream(f, replace)
+        self.done += f.size
+        self.tick(0)
+
+    def _stream(self, f: SourceFile, replace: bool) -> None:
+        """A compressed text file, decompressed in Python and decoded and counted in Rust."""
+        pending = b""
+        offset = 0  # stream offset of pending[0]
+        with open(f.path, "rb") as raw:
+            stream = open_stream(f, raw)
+            try:
+                while True:
+                    block = stream.read(_READ_BYTES)
+                    last = not block
+                    pending += block
+                    try:
+                        used = self.counter.add_bytes(
+                            pending, last=last, source=f.path, offset=offset, replace_errors=replace,
+                            num_threads=self.num_threads,
+                        )
+                    except CorpusError as e:
+                        raise CorpusError(str(e).replace(" (pass", " of the decompressed stream (pass", 1)) from None
+                    pending, offset = pending[used:], offset + used
+                    self.tick(raw.tell())
+                    if last:
+                        break
+            except DECOMPRESS_ERRORS as e:
+                raise decompress_error(f, e) from None
 
 
 def _check(vocab_size: object, min_frequency: object, algorithm: object) -> None:
@@ -100,7 +140,7 @@ def _check(vocab_size: object, min_frequency: object, algorithm: object) -> None
 
 
 def _train(
-    texts: Iterable[str],
+    feed_all: Callable[[_Feed], None],
     *,
     vocab_size: int,
     algorithm: str,
@@ -131,32 +171,16 @@ def _train(
         strip_accents=strip,
         lowercase=lowercase,
         split_on=specials if algorithm == "score" else [],
+        unit_bytes=_UNIT_BYTES,
+        block_bytes=_BLOCK_BYTES,
     )
     show = _progress.wanted(progress)
     bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
     started = time.perf_counter()
-    batch: list[str] = []
-    size = 0
-    done = 0
-    n_bytes = 0
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"training texts must be str, got {type(text).__name__}")
-        for piece in _pieces(text):
-            batch.append(piece)
-            size += len(piece)
-            n_bytes += len(piece.encode("utf-8", "surrogatepass"))
-            if size >= _BATCH_CHARS:
-                _add(counter, batch, num_threads)
-                done += size
-                batch, size = [], 0
-                if bar:
-                    bar.update(done)
-    if batch:
-        _add(counter, batch, num_threads)
-        done += size
+    feed = _Feed(counter, num_threads, bar)
+    feed_all(feed)
+    feed.flush()
     if bar:
-        bar.update(done)
         bar.close()
     counted = time.perf_counter() - started
     merge_bar = _progress.Progress("merging", total=vocab_size, unit="tokens") if show else None
@@ -174,6 +198,7 @@ def _train(
         merge_bar.update(len(tokens))
         merge_bar.close()
     distinct, words = counter.sizes()
+    n_bytes, n_chars, replaced = counter.text_stats()
     from bytepair import __version__
 
     tok = WordPieceTokenizer(
@@ -188,12 +213,8 @@ def _train(
         special_tokens=specials,
     )
     # What the vocabulary does to the training data, from the counts (each distinct word
-    # encoded once): tokens, tokens per word, [UNK] tokens.
-    counts = counter.counts()
-    encoded = tok._core.encode_batch([w for w, _ in counts], num_threads=num_threads)
-    unk_id = tok.vocab[unk_token]
-    n_tokens = sum(n * len(ids) for (_, n), (ids, _) in zip(counts, encoded))
-    n_unk = sum(n * ids.count(unk_id) for (_, n), (ids, _) in zip(counts, encoded))
+    # encoded once, in Rust): tokens, tokens per word, [UNK] tokens.
+    n_tokens, n_unk = counter.encode_stats(tok._core, num_threads=num_threads)
 
     training = {
         "model": "wordpiece",
@@ -203,8 +224,9 @@ def _train(
         "special_tokens": specials,
         "distinct_words": distinct,
         "words": words,
-        "characters": done,
+        "characters": n_chars,
         "text_bytes": n_bytes,
+        "replaced_bytes": replaced + feed.replaced,
         "tokens": n_tokens,
         "unk_tokens": n_unk,
         "sources": sources,
@@ -238,8 +260,12 @@ def train_wordpiece_from_iterator(
     ``##`` characters, merges); the characters are always all kept, even past ``vocab_size``."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("train_wordpiece_from_iterator() takes an iterable of texts, not one str")
+    def feed_all(feed: _Feed) -> None:
+        for text in texts:
+            feed.text(text)
+
     return _train(
-        texts,
+        feed_all,
         vocab_size=vocab_size, algorithm=algorithm, min_frequency=min_frequency, special_tokens=special_tokens,
         unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
@@ -286,20 +312,18 @@ def train_wordpiece(
     plan = [(s, resolve(s, errors == "strict") if s.paths is not None else []) for s in srcs]
     total = sum(f.size for _, files in plan for f in files) if all(s.paths is not None for s in srcs) else None
 
-    def texts() -> Iterator[str]:
+    def feed_all(feed: _Feed) -> None:
         for s, files in plan:
             if s.paths is None:
                 assert s.texts is not None
-                yield from s.texts
+                for text in s.texts:
+                    feed.text(text)
             for f in files:
-                if f.jsonl:
-                    yield from documents(f, text_field=s.text_field, errors=errors)
-                else:
-                    yield from _stream_text(f, errors)
+                feed.file(f, s, errors)
 
     info = [{"name": s.name, "files": len(files), "bytes": sum(f.size for f in files)} for s, files in plan]
     return _train(
-        texts(),
+        feed_all,
         vocab_size=vocab_size, algorithm=algorithm, min_frequency=min_frequency, special_tokens=special_tokens,
         unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,

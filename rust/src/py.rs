@@ -1268,33 +1268,60 @@ fn bert_pre_tokenize(
 /// Word counts for WordPiece training, filled batch by batch (`wordpiece_train`).
 #[pyclass(module = "bytepair._core", name = "WordCounter")]
 struct PyWordCounter {
-    opts: BertOptions,
-    specials: Vec<String>,
-    words: rustc_hash::FxHashMap<String, u64>,
+    counter: crate::wordpiece_train::WordCounter,
+    /// the counts, merged and compacted by the first `train` (counting then ends)
+    words: Option<crate::wordpiece_train::Words>,
+}
+
+impl PyWordCounter {
+    fn counting(&mut self) -> PyResult<&mut crate::wordpiece_train::WordCounter> {
+        if self.words.is_some() {
+            return Err(to_py(Error::Invalid(
+                "this counter was already used for training".into(),
+            )));
+        }
+        Ok(&mut self.counter)
+    }
+
+    fn words(&mut self) -> &crate::wordpiece_train::Words {
+        let counter = &mut self.counter;
+        self.words.get_or_insert_with(|| counter.finish())
+    }
 }
 
 #[pymethods]
 impl PyWordCounter {
-    /// Text matching `split_on` separates words and is not counted.
+    /// Text matching `split_on` separates words and is not counted. `unit_bytes` and
+    /// `block_bytes` (how texts are cut for the workers and files read) change no count; tests
+    /// make them small.
     #[new]
-    #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on))]
+    #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on, unit_bytes = None, block_bytes = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         clean_text: bool,
         handle_chinese_chars: bool,
         strip_accents: bool,
         lowercase: bool,
         split_on: Vec<String>,
+        unit_bytes: Option<usize>,
+        block_bytes: Option<usize>,
     ) -> PyResult<Self> {
-        crate::count::SpecialSplitter::new(&split_on).map_err(to_py)?;
+        let opts = BertOptions {
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+        };
+        let counter = crate::wordpiece_train::WordCounter::with_sizes(
+            opts,
+            &split_on,
+            unit_bytes.unwrap_or(crate::wordpiece_train::UNIT_BYTES),
+            block_bytes.unwrap_or(crate::wordpiece_train::BLOCK_BYTES),
+        )
+        .map_err(to_py)?;
         Ok(PyWordCounter {
-            opts: BertOptions {
-                clean_text,
-                handle_chinese_chars,
-                strip_accents,
-                lowercase,
-            },
-            specials: split_on,
-            words: Default::default(),
+            counter,
+            words: None,
         })
     }
 
@@ -1306,33 +1333,92 @@ impl PyWordCounter {
         num_threads: Option<usize>,
     ) -> PyResult<()> {
         let threads = parallel(num_threads, None)?.threads;
-        let (opts, specials, words) = (&self.opts, &self.specials, &mut self.words);
+        let counter = self.counting()?;
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            let counted = crate::wordpiece_train::count_words(opts, &refs, specials, threads)?;
-            for (w, c) in counted {
-                *words.entry(w).or_insert(0) += c;
-            }
-            Ok(())
+            counter.add_texts(&refs, threads)
         })
         .map_err(to_py)
     }
 
-    /// Number of distinct words and total words.
-    fn sizes(&self) -> (usize, u64) {
-        (self.words.len(), self.words.values().sum())
+    /// Streams a UTF-8 file; `progress(bytes_read)` is called now and then.
+    #[pyo3(signature = (path, *, replace_errors = false, num_threads = None, progress = None))]
+    fn add_file(
+        &mut self,
+        py: Python<'_>,
+        path: &str,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let threads = parallel(num_threads, None)?.threads;
+        let counter = self.counting()?;
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(100),
+                raised: &raised,
+            };
+            counter.add_file(path, replace_errors, threads, &mut |n| p.tick(n, false))
+        });
+        finish(result, raised)
     }
 
-    /// The word counts, as (word, count) pairs.
-    fn counts(&self) -> Vec<(String, u64)> {
-        self.words.iter().map(|(w, &c)| (w.clone(), c)).collect()
+    /// Counts the longest prefix of `data` that ends after whitespace (all of it when `last`);
+    /// returns its length in bytes, and the caller keeps the rest. For streams read in Python
+    /// (compressed files): `source` and `offset` (of `data[0]` in the stream) name bad UTF-8.
+    #[pyo3(signature = (data, *, last, source, offset, replace_errors = false, num_threads = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_bytes(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        last: bool,
+        source: &str,
+        offset: u64,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<usize> {
+        let threads = parallel(num_threads, None)?.threads;
+        let counter = self.counting()?;
+        py.detach(|| counter.add_block(data, last, source, offset, replace_errors, threads))
+            .map_err(to_py)
+    }
+
+    /// (bytes, characters, bad UTF-8 sequences replaced) of the text counted.
+    fn text_stats(&self) -> (u64, u64, u64) {
+        let s = self.counter.stats;
+        (s.bytes, s.chars, s.replaced)
+    }
+
+    /// Number of distinct words and total words (merging the counts: counting ends).
+    fn sizes(&mut self) -> (usize, u64) {
+        let words = self.words();
+        (words.len(), words.total())
+    }
+
+    /// What `encoder` makes of the counted words, each weighted by its count: (tokens, unknown
+    /// tokens). Counting ends.
+    #[pyo3(signature = (encoder, *, num_threads = None))]
+    fn encode_stats(
+        &mut self,
+        py: Python<'_>,
+        encoder: PyRef<'_, PyWordPiece>,
+        num_threads: Option<usize>,
+    ) -> PyResult<(u64, u64)> {
+        let threads = parallel(num_threads, None)?.threads;
+        let words = self.words();
+        let wp = &encoder.inner;
+        py.detach(|| words.encode_stats(wp, threads)).map_err(to_py)
     }
 
     /// Trains on the counted words: the vocabulary, tokens in id order.
     #[pyo3(signature = (*, vocab_size, min_frequency, special_tokens, continuing_subword_prefix, algorithm, continuation_order = None, progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn train(
-        &self,
+        &mut self,
         py: Python<'_>,
         vocab_size: usize,
         min_frequency: u64,
@@ -1359,6 +1445,7 @@ impl PyWordCounter {
             algorithm,
             continuation_order: continuation_order.as_deref(),
         };
+        let words = self.words();
         let raised = Mutex::new(None);
         let result = py.detach(|| {
             let mut p = Progress {
@@ -1367,7 +1454,7 @@ impl PyWordCounter {
                 every: Duration::from_millis(200),
                 raised: &raised,
             };
-            crate::wordpiece_train::train(&self.words, &opts, &mut |n| p.tick(n as u64, false))
+            crate::wordpiece_train::train(words, &opts, &mut |n| p.tick(n as u64, false))
         });
         finish(result, raised)
     }

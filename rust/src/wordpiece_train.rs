@@ -35,17 +35,35 @@
 //!   70 MiB and ~10x less time, the same vocabulary (the order is total, so pops are the
 //!   same). The re-pushes themselves remain (one per pair of a merged token per merge): they
 //!   are what keeps the popped maximum exact.
+//! - Memory (60.9 MB of mixed prose/code/multilingual text, vocab 30,522, each trainer in its
+//!   own process; bench/README.md): peak RSS was 293 MiB (hf) / 345 MiB (score) against HF
+//!   WordPieceTrainer's 258 MiB. Where it went: Python read 4 M-character blocks as `str`
+//!   (4 bytes a character once one CJK character is in the block, plus the UTF-8 copy PyO3
+//!   makes, plus concatenations: +78 MiB just reading), per-batch count maps merged into one,
+//!   and the training summary built a Python list of every (word, count) and encoded it.
+//!   Now: `WordCounter` reads plain files itself in 4 MiB blocks cut after whitespace and
+//!   counts into per-thread shards (`Box<str>` keys); `finish` merges them into `Words`, one
+//!   sorted text buffer plus ends and counts, and the map is gone before the merge loop; the
+//!   words are symbol ids in one buffer (`sym`, `start`, `len`), not a `Vec` each; the HF rule's
+//!   heap entries are 24 bytes (`HfCand`, no u128 denominator) and its word lists move into the
+//!   queue entries as boxed slices instead of being cloned; the summary is `Words::encode_stats`
+//!   in Rust. Result: 112 MiB (hf) / 94 MiB (score), same vocabularies (tests against HF and the
+//!   oracle), of which 38 MiB is the process after `import bytepair` (numpy is 14 of it).
 //! - Not tried for lack of time: a two-level structure (per-symbol scaling of scores) that
 //!   would avoid re-pushing the pairs of a token whose count fell.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use std::io::Read;
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::error::Result;
-use crate::wordpiece::{for_each_word, BertOptions, Word};
+use crate::count::SpecialSplitter;
+use crate::error::{Error, Result};
+use crate::wordpiece::{for_each_word, BertOptions, Word, WordPiece};
 use crate::Rank;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,47 +72,360 @@ pub enum Algorithm {
     Hf,
 }
 
-/// Counts the normalized BERT words of `texts` on `threads` threads. Text matching one of
-/// `specials` separates words and is not counted.
+/// Texts longer than this are cut into units for the workers.
+pub const UNIT_BYTES: usize = 1 << 20;
+/// Files are read in blocks of this size.
+pub const BLOCK_BYTES: usize = 4 << 20;
+
+type WordMap = FxHashMap<Box<str>, u64>;
+
+/// Statistics of what was counted (of the text after UTF-8 decoding).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CountStats {
+    pub bytes: u64,
+    pub chars: u64,
+    /// bad UTF-8 sequences replaced by U+FFFD
+    pub replaced: u64,
+}
+
+/// Counts normalized BERT words over texts, blocks and files, on several threads, streaming.
+///
+/// Memory: each worker counts into its own shard (by `rayon::current_thread_index`), a word is
+/// copied into a shard only the first time that shard sees it, and files are read in blocks of
+/// `BLOCK_BYTES` cut after whitespace (which always ends a BERT word): memory follows the number
+/// of distinct words, never the corpus size, and no text crosses into Python.
+pub struct WordCounter {
+    opts: BertOptions,
+    splitter: SpecialSplitter,
+    shards: Vec<Mutex<WordMap>>,
+    unit_bytes: usize,
+    block_bytes: usize,
+    pub stats: CountStats,
+}
+
+impl WordCounter {
+    /// Text matching one of `specials` separates words and is not counted.
+    pub fn new(opts: BertOptions, specials: &[String]) -> Result<Self> {
+        Self::with_sizes(opts, specials, UNIT_BYTES, BLOCK_BYTES)
+    }
+
+    /// Smaller units and blocks than the defaults exercise the cutting in tests.
+    pub fn with_sizes(
+        opts: BertOptions,
+        specials: &[String],
+        unit_bytes: usize,
+        block_bytes: usize,
+    ) -> Result<Self> {
+        let shards = (0..crate::threads::default_threads().max(1))
+            .map(|_| Mutex::default())
+            .collect();
+        Ok(WordCounter {
+            opts,
+            splitter: SpecialSplitter::new(specials)?,
+            shards,
+            unit_bytes: unit_bytes.max(1),
+            block_bytes: block_bytes.max(1),
+            stats: CountStats::default(),
+        })
+    }
+
+    fn count_unit(&self, unit: &str) {
+        let shard = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
+        let mut map = self.shards[shard].lock().unwrap_or_else(|e| e.into_inner());
+        let mut word = Word::default();
+        let _ = self
+            .splitter
+            .for_each_stretch(unit, |stretch| -> std::result::Result<(), ()> {
+                for_each_word(&self.opts, stretch, 0, &mut word, |w| {
+                    if let Some(c) = map.get_mut(w.text.as_str()) {
+                        *c += 1;
+                    } else {
+                        map.insert(w.text.as_str().into(), 1);
+                    }
+                });
+                Ok(())
+            });
+    }
+
+    /// The last place in `text[min..near]` just after an ASCII space or newline that splits no
+    /// special token: BERT words never span such a place, so the two sides count apart.
+    fn cut_before(&self, text: &[u8], min: usize, near: usize) -> Option<usize> {
+        let mut end = near.min(text.len());
+        while end > min {
+            let at = memchr::memrchr2(b'\n', b' ', &text[min..end])? + min;
+            let cut = at + 1;
+            if !self.splitter.straddles(text, cut) {
+                return Some(cut);
+            }
+            end = at;
+        }
+        None
+    }
+
+    /// The first such place in `text[from..]` (the forward twin of `cut_before`).
+    fn cut_after(&self, text: &[u8], from: usize) -> Option<usize> {
+        let mut at = from;
+        while at < text.len() {
+            let ws = memchr::memchr2(b'\n', b' ', &text[at..])? + at;
+            let cut = ws + 1;
+            if !self.splitter.straddles(text, cut) {
+                return Some(cut);
+            }
+            at = cut;
+        }
+        None
+    }
+
+    /// `text` cut into units of about `unit_bytes` (never inside a word).
+    fn units<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let b = text.as_bytes();
+        let mut out = Vec::with_capacity(text.len() / self.unit_bytes + 1);
+        let mut start = 0;
+        while text.len() - start > self.unit_bytes {
+            let near = start + self.unit_bytes;
+            let cut = self
+                .cut_before(b, start, near)
+                .or_else(|| self.cut_after(b, near));
+            match cut {
+                Some(c) if c > start && c < text.len() => {
+                    out.push(&text[start..c]);
+                    start = c;
+                }
+                _ => break,
+            }
+        }
+        out.push(&text[start..]);
+        out
+    }
+
+    /// Counts the words of each text on `threads` threads.
+    pub fn add_texts(&mut self, texts: &[&str], threads: usize) -> Result<()> {
+        let units: Vec<&str> = texts.iter().flat_map(|t| self.units(t)).collect();
+        let this = &*self;
+        crate::threads::run(threads, || {
+            if threads == 1 {
+                units.iter().for_each(|u| this.count_unit(u));
+            } else {
+                units.par_iter().for_each(|u| this.count_unit(u));
+            }
+        })?;
+        for t in texts {
+            self.stats.bytes += t.len() as u64;
+            self.stats.chars += t.bytes().filter(|&b| (b as i8) >= -0x40).count() as u64;
+        }
+        Ok(())
+    }
+
+    /// Counts the longest prefix of `buf` that ends where words may be cut (all of it when
+    /// `last`) and returns its length; the caller keeps the rest and appends more. `buf` is
+    /// UTF-8 text of the stream `source` from its byte `offset` on (for errors).
+    pub fn add_block(
+        &mut self,
+        buf: &[u8],
+        last: bool,
+        source: &str,
+        offset: u64,
+        replace_errors: bool,
+        threads: usize,
+    ) -> Result<usize> {
+        let cut = if last {
+            buf.len()
+        } else {
+            let limit = buf.len().saturating_sub(self.splitter.max_len() + 1);
+            match self.cut_before(buf, 0, limit) {
+                Some(c) => c,
+                None => return Ok(0), // no place to cut yet: read more
+            }
+        };
+        if cut > 0 {
+            let bytes = &buf[..cut];
+            let text = match std::str::from_utf8(bytes) {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(e) if !replace_errors => {
+                    return Err(Error::Utf8 {
+                        source: source.to_owned(),
+                        offset: offset + e.valid_up_to() as u64,
+                    })
+                }
+                Err(_) => {
+                    self.stats.replaced += bytes
+                        .utf8_chunks()
+                        .filter(|c| !c.invalid().is_empty())
+                        .count() as u64;
+                    String::from_utf8_lossy(bytes)
+                }
+            };
+            self.add_texts(&[&text], threads)?;
+        }
+        Ok(cut)
+    }
+
+    /// Streams a UTF-8 file in blocks. `progress` gets the bytes read so far and may stop the
+    /// work by returning an error.
+    pub fn add_file(
+        &mut self,
+        path: &str,
+        replace_errors: bool,
+        threads: usize,
+        progress: &mut dyn FnMut(u64) -> Result<()>,
+    ) -> Result<()> {
+        let io = |error| Error::Io {
+            source: path.to_owned(),
+            error,
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
+        let mut consumed: u64 = 0; // file offset of buf[0]
+        let mut eof = false;
+        while !eof || !buf.is_empty() {
+            if !eof {
+                let old = buf.len();
+                buf.resize(old + self.block_bytes, 0);
+                let mut filled = old;
+                while filled < buf.len() {
+                    match file.read(&mut buf[filled..]) {
+                        Ok(0) => {
+                            eof = true;
+                            break;
+                        }
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(io(e)),
+                    }
+                }
+                buf.truncate(filled);
+            }
+            let cut = self.add_block(&buf, eof, path, consumed, replace_errors, threads)?;
+            consumed += cut as u64;
+            buf.drain(..cut);
+            if cut > 0 {
+                progress(consumed)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Distinct words and words counted so far.
+    pub fn sizes(&self) -> (usize, u64) {
+        let mut distinct = 0;
+        let mut total = 0;
+        for m in &self.shards {
+            let m = m.lock().unwrap_or_else(|e| e.into_inner());
+            distinct += m.len();
+            total += m.values().sum::<u64>();
+        }
+        (distinct, total) // `distinct` overcounts words seen by two shards: see `finish`
+    }
+
+    /// The counts, merged and sorted into compact storage; the counter is left empty.
+    pub fn finish(&mut self) -> Words {
+        let mut shards: Vec<WordMap> = self
+            .shards
+            .iter()
+            .map(|m| std::mem::take(&mut *m.lock().unwrap_or_else(|e| e.into_inner())))
+            .collect();
+        shards.sort_by_key(|m| std::cmp::Reverse(m.len()));
+        let mut it = shards.into_iter();
+        let mut total = it.next().unwrap_or_default();
+        for shard in it {
+            for (k, v) in shard {
+                *total.entry(k).or_insert(0) += v;
+            }
+        }
+        let mut list: Vec<(Box<str>, u64)> = total.into_iter().collect();
+        list.sort_unstable();
+        Words::from_sorted(list)
+    }
+}
+
+/// Distinct words and their counts, sorted by word: the texts in one buffer (`ends` marks where
+/// each stops), 16 bytes a word besides its text.
+#[derive(Default)]
+pub struct Words {
+    text: String,
+    ends: Vec<usize>,
+    counts: Vec<u64>,
+}
+
+impl Words {
+    fn from_sorted(list: Vec<(Box<str>, u64)>) -> Self {
+        let bytes: usize = list.iter().map(|(w, _)| w.len()).sum();
+        let mut words = Words {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(list.len()),
+            counts: Vec::with_capacity(list.len()),
+        };
+        for (w, c) in list {
+            words.push(&w, c);
+        }
+        words
+    }
+
+    /// Adds a word after the others (the caller keeps them sorted and distinct).
+    fn push(&mut self, w: &str, count: u64) {
+        self.text.push_str(w);
+        self.ends.push(self.text.len());
+        self.counts.push(count);
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> (&str, u64) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        (&self.text[start..self.ends[i]], self.counts[i])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// What `wp` makes of the words, each weighted by its count: (tokens, unknown tokens).
+    pub fn encode_stats(&self, wp: &WordPiece, threads: usize) -> Result<(u64, u64)> {
+        let unk = wp.unk();
+        let chunk = |range: std::ops::Range<usize>| {
+            let mut out = Vec::new();
+            let (mut tokens, mut unks) = (0u64, 0u64);
+            for i in range {
+                let (w, c) = self.get(i);
+                out.clear();
+                wp.encode_word(w, &mut out);
+                tokens += c * out.len() as u64;
+                unks += c * out.iter().filter(|p| p.0 == unk).count() as u64;
+            }
+            (tokens, unks)
+        };
+        let n = self.len();
+        let per = n.div_ceil(threads.max(1) * 8).max(1024);
+        crate::threads::run(threads, || {
+            (0..n.div_ceil(per))
+                .into_par_iter()
+                .map(|k| chunk(k * per..((k + 1) * per).min(n)))
+                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        })
+    }
+}
+
+/// Counts the normalized BERT words of `texts` on `threads` threads (text matching one of
+/// `specials` separates words and is not counted).
 pub fn count_words(
     opts: &BertOptions,
     texts: &[&str],
     specials: &[String],
     threads: usize,
-) -> Result<FxHashMap<String, u64>> {
-    let splitter = crate::count::SpecialSplitter::new(specials)?;
-    let count = |chunk: &[&str]| {
-        let mut map: FxHashMap<String, u64> = FxHashMap::default();
-        let mut word = Word::default();
-        for t in chunk {
-            let _ = splitter.for_each_stretch(t, |stretch| -> std::result::Result<(), ()> {
-                for_each_word(opts, stretch, 0, &mut word, |w| {
-                    if let Some(c) = map.get_mut(w.text.as_str()) {
-                        *c += 1;
-                    } else {
-                        map.insert(w.text.clone(), 1);
-                    }
-                });
-                Ok(())
-            });
-        }
-        map
-    };
-    crate::threads::run(threads, || {
-        let per = texts.len().div_ceil(threads.max(1) * 4).max(1);
-        let maps: Vec<FxHashMap<String, u64>> = if threads == 1 {
-            vec![count(texts)]
-        } else {
-            texts.par_chunks(per).map(count).collect()
-        };
-        let mut total: FxHashMap<String, u64> = FxHashMap::default();
-        for m in maps {
-            for (w, c) in m {
-                *total.entry(w).or_insert(0) += c;
-            }
-        }
-        total
-    })
+) -> Result<Words> {
+    let mut counter = WordCounter::new(*opts, specials)?;
+    counter.add_texts(texts, threads)?;
+    Ok(counter.finish())
 }
 
 pub struct TrainOptions<'a> {
@@ -147,10 +478,75 @@ impl PartialOrd for Cand {
     }
 }
 
+/// A heap entry of the HF rule (whose denominator is always 1): 24 bytes where a `Cand` takes
+/// 48, for the hundreds of thousands of entries of a large vocabulary. Ordered as `Cand`.
+struct HfCand {
+    count: u64,
+    pair: u64,
+    pos: u32,
+}
+
+impl PartialEq for HfCand {
+    fn eq(&self, o: &Self) -> bool {
+        self.count == o.count && self.pair == o.pair
+    }
+}
+
+impl Eq for HfCand {}
+
+impl Ord for HfCand {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.count.cmp(&o.count).then(o.pair.cmp(&self.pair))
+    }
+}
+
+impl PartialOrd for HfCand {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+enum Heap {
+    Score(BinaryHeap<Cand>),
+    Hf(BinaryHeap<HfCand>),
+}
+
+impl Heap {
+    fn push(&mut self, c: Cand) {
+        match self {
+            Heap::Score(h) => h.push(c),
+            Heap::Hf(h) => h.push(HfCand {
+                count: c.count,
+                pair: c.pair,
+                pos: c.pos,
+            }),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Cand> {
+        match self {
+            Heap::Score(h) => h.pop(),
+            Heap::Hf(h) => h.pop().map(|c| Cand {
+                count: c.count,
+                den: 1,
+                pair: c.pair,
+                pos: c.pos,
+            }),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Heap::Score(h) => h.len(),
+            Heap::Hf(h) => h.len(),
+        }
+    }
+}
+
 /// Trains on word counts: the vocabulary, tokens in id order. `progress(n)` is told the
 /// vocabulary size now and then; an error from it stops training.
 pub fn train(
-    words: &FxHashMap<String, u64>,
+    words: &Words,
     opts: &TrainOptions,
     progress: &mut dyn FnMut(usize) -> Result<()>,
 ) -> Result<Vec<String>> {
@@ -169,14 +565,13 @@ pub fn train(
         add(s.clone(), &mut vocab, &mut ids);
     }
     // Words in a fixed order (sorted), so that everything below is deterministic.
-    let mut list: Vec<(&str, u64)> = words.iter().map(|(w, &c)| (w.as_str(), c)).collect();
-    list.sort_unstable();
+    let list = words;
     let mut alphabet: Vec<char> = Vec::new();
     let mut continuing: Vec<char> = Vec::new();
     {
         let mut seen = FxHashSet::default();
         let mut seen_cont = FxHashSet::default();
-        for (w, _) in &list {
+        for (w, _) in list.iter() {
             for (n, c) in w.chars().enumerate() {
                 if seen.insert(c) {
                     alphabet.push(c);
@@ -200,37 +595,44 @@ pub fn train(
     for c in &continuing {
         add(format!("{}{c}", opts.prefix), &mut vocab, &mut ids);
     }
-    // Words as symbol ids.
-    let mut syms: Vec<Vec<Rank>> = list
-        .iter()
-        .map(|(w, _)| {
-            w.chars()
-                .enumerate()
-                .map(|(n, c)| {
-                    let t = if n == 0 {
-                        c.to_string()
-                    } else {
-                        format!("{}{c}", opts.prefix)
-                    };
-                    ids[&t]
-                })
-                .collect()
-        })
-        .collect();
-    let counts: Vec<u64> = list.iter().map(|&(_, c)| c).collect();
+    // Words as symbol ids, all in one buffer: word i is `sym[start[i]..start[i] + len[i]]`
+    // (merges shorten it in place).
+    let (first_id, cont_id) = {
+        let mut first: FxHashMap<char, Rank> = FxHashMap::default();
+        let mut cont: FxHashMap<char, Rank> = FxHashMap::default();
+        for &c in &alphabet {
+            first.insert(c, ids[&c.to_string()]);
+        }
+        for &c in &continuing {
+            cont.insert(c, ids[&format!("{}{c}", opts.prefix)]);
+        }
+        (first, cont)
+    };
+    let mut sym: Vec<Rank> = Vec::new();
+    let mut start: Vec<usize> = Vec::with_capacity(list.len());
+    let mut len: Vec<u32> = Vec::with_capacity(list.len());
+    for (w, _) in list.iter() {
+        start.push(sym.len());
+        for (n, c) in w.chars().enumerate() {
+            sym.push(if n == 0 { first_id[&c] } else { cont_id[&c] });
+        }
+        len.push((sym.len() - start[start.len() - 1]) as u32);
+    }
+    let counts: Vec<u64> = list.iter().map(|(_, c)| c).collect();
     let score = opts.algorithm == Algorithm::Score;
 
-    let mut pair_count: FxHashMap<u64, i128> = FxHashMap::default();
+    let mut pair_count: FxHashMap<u64, i64> = FxHashMap::default();
     // pair -> words it occurs in (all of them, ever; a word listed may no longer have it)
     let mut wher: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    let mut unit: Vec<i128> = vec![0; vocab.len()];
-    for (i, w) in syms.iter().enumerate() {
+    let mut unit: Vec<i64> = vec![0; vocab.len()];
+    for i in 0..list.len() {
+        let w = &sym[start[i]..start[i] + len[i] as usize];
         for &s in w {
-            unit[s as usize] += counts[i] as i128;
+            unit[s as usize] += counts[i] as i64;
         }
         for p in w.windows(2) {
             let k = key(p[0], p[1]);
-            *pair_count.entry(k).or_insert(0) += counts[i] as i128;
+            *pair_count.entry(k).or_insert(0) += counts[i] as i64;
             let list = wher.entry(k).or_default();
             if list.last() != Some(&(i as u32)) {
                 list.push(i as u32);
@@ -238,53 +640,60 @@ pub fn train(
         }
     }
     // HF rule: word lists of the queue entries.
-    let mut positions: Vec<Vec<u32>> = Vec::new();
+    // (boxed slices: 16 bytes a list and no spare capacity, for hundreds of thousands of lists)
+    let mut positions: Vec<Box<[u32]>> = Vec::new();
     // symbol -> pairs it is in (score rule only)
     let mut by_symbol: FxHashMap<Rank, FxHashSet<u64>> = FxHashMap::default();
     if score {
         for (&k, &c) in &pair_count {
-            if c < opts.min_frequency.max(1) as i128 {
+            if c < opts.min_frequency.max(1) as i64 {
                 continue; // never a candidate (see the pruning below)
             }
             by_symbol.entry((k >> 32) as Rank).or_default().insert(k);
             by_symbol.entry(k as Rank).or_default().insert(k);
         }
     }
-    let cand =
-        |k: u64, pos: u32, pair_count: &FxHashMap<u64, i128>, unit: &[i128]| -> Option<Cand> {
-            let c = *pair_count.get(&k)?;
-            if c <= 0 || (score && (c as u64) < opts.min_frequency) {
-                return None;
-            }
-            let den = if score {
-                let a = unit[(k >> 32) as usize].max(1) as u128;
-                let b = unit[(k as Rank) as usize].max(1) as u128;
-                a.saturating_mul(b)
-            } else {
-                1
-            };
-            Some(Cand {
-                count: c as u64,
-                den,
-                pair: k,
-                pos,
-            })
+    let cand = |k: u64, pos: u32, pair_count: &FxHashMap<u64, i64>, unit: &[i64]| -> Option<Cand> {
+        let c = *pair_count.get(&k)?;
+        if c <= 0 || (score && (c as u64) < opts.min_frequency) {
+            return None;
+        }
+        let den = if score {
+            let a = unit[(k >> 32) as usize].max(1) as u128;
+            let b = unit[(k as Rank) as usize].max(1) as u128;
+            a.saturating_mul(b)
+        } else {
+            1
         };
-    let mut heap: BinaryHeap<Cand> = BinaryHeap::new();
+        Some(Cand {
+            count: c as u64,
+            den,
+            pair: k,
+            pos,
+        })
+    };
+    let mut heap = if score {
+        Heap::Score(BinaryHeap::with_capacity(wher.len()))
+    } else {
+        Heap::Hf(BinaryHeap::with_capacity(wher.len()))
+    };
     // score rule: the value of each pair's live heap entry (older entries are skipped)
     let mut pushed: FxHashMap<u64, (u64, u128)> = FxHashMap::default();
-    for (&k, list) in &wher {
-        let pos = if score {
-            u32::MAX
-        } else {
-            positions.push(list.clone());
-            (positions.len() - 1) as u32
-        };
-        if let Some(c) = cand(k, pos, &pair_count, &unit) {
-            if score {
+    if score {
+        for &k in wher.keys() {
+            if let Some(c) = cand(k, u32::MAX, &pair_count, &unit) {
                 pushed.insert(k, (c.count, c.den));
+                heap.push(c);
             }
-            heap.push(c);
+        }
+    } else {
+        // The word lists move to the queue entries (`wher` is not used again).
+        positions.reserve(wher.len());
+        for (k, list) in std::mem::take(&mut wher) {
+            positions.push(list.into_boxed_slice());
+            if let Some(c) = cand(k, (positions.len() - 1) as u32, &pair_count, &unit) {
+                heap.push(c);
+            }
         }
     }
 
@@ -321,7 +730,7 @@ pub fn train(
         let touched: Vec<u32> = if score {
             wher.remove(&top.pair).unwrap_or_default()
         } else {
-            std::mem::take(&mut positions[top.pos as usize])
+            std::mem::take(&mut positions[top.pos as usize]).into_vec()
         };
         // Merge in each word, left to right, non-overlapping, with HF's Word::merge bookkeeping.
         // new pair -> words it appeared in during this merge (HF's `where_to_update`)
@@ -333,10 +742,13 @@ pub fn train(
             }
         };
         for &wi in &touched {
-            let w = &mut syms[wi as usize];
-            let c = counts[wi as usize] as i128;
+            let at = start[wi as usize];
+            let n = &mut len[wi as usize];
+            let w = &mut sym[at..at + *n as usize];
+            let mut wlen = w.len();
+            let c = counts[wi as usize] as i64;
             let mut i = 0;
-            while i + 1 < w.len() {
+            while i + 1 < wlen {
                 if w[i] == a && w[i + 1] == b {
                     if i > 0 {
                         let p = w[i - 1];
@@ -346,8 +758,9 @@ pub fn train(
                         note(k, wi, &mut new_pairs);
                     }
                     w[i] = new;
-                    w.remove(i + 1);
-                    if i + 1 < w.len() {
+                    w.copy_within(i + 2..wlen, i + 1);
+                    wlen -= 1;
+                    if i + 1 < wlen {
                         let n = w[i + 1];
                         *pair_count.entry(key(b, n)).or_insert(0) -= c;
                         let k = key(new, n);
@@ -360,6 +773,7 @@ pub fn train(
                 }
                 i += 1;
             }
+            *n = wlen as u32;
         }
         if score {
             // Every occurrence is merged: the pair is gone.
@@ -408,15 +822,17 @@ pub fn train(
             // The order is total (pair ids break ties), so the pops are the same; this bounds
             // the heap's memory by the number of live pairs.
             if heap.len() > 2 * pushed.len() + 64 {
-                heap = pushed
-                    .iter()
-                    .map(|(&pair, &(count, den))| Cand {
-                        count,
-                        den,
-                        pair,
-                        pos: u32::MAX,
-                    })
-                    .collect();
+                heap = Heap::Score(
+                    pushed
+                        .iter()
+                        .map(|(&pair, &(count, den))| Cand {
+                            count,
+                            den,
+                            pair,
+                            pos: u32::MAX,
+                        })
+                        .collect(),
+                );
             }
             // Pairs that can no longer be merged (gone, or below min_frequency: counts only
             // fall) leave the symbol index; a count rises again only when a merge makes a token
@@ -434,7 +850,7 @@ pub fn train(
             let mut fresh: Vec<(u64, Vec<u32>)> = new_pairs.into_iter().collect();
             fresh.sort_unstable_by_key(|&(k, _)| k);
             for (k, list) in fresh {
-                positions.push(list);
+                positions.push(list.into_boxed_slice());
                 if let Some(c) = cand(k, (positions.len() - 1) as u32, &pair_count, &unit) {
                     heap.push(c);
                 }
@@ -465,6 +881,54 @@ mod tests {
             continuation_order: None,
         };
         train(&words, &opts, &mut |_| Ok(())).unwrap()
+    }
+
+    fn counts(c: &mut WordCounter) -> Vec<(String, u64)> {
+        c.finish().iter().map(|(w, n)| (w.to_string(), n)).collect()
+    }
+
+    #[test]
+    fn cuts_give_the_counts_of_the_whole() {
+        let text = "Hello, World! héllo wörld\n[SEP] über 東京 [S EP]x  a\nb ".repeat(40);
+        let specials = vec!["[SEP]".to_string(), "[S EP]".to_string()];
+        let opts = BertOptions::default();
+        let mut whole = WordCounter::with_sizes(opts, &specials, usize::MAX, 1 << 20).unwrap();
+        whole.units(&text).iter().for_each(|u| whole.count_unit(u));
+        let expected = counts(&mut whole);
+        for unit in [1, 3, 7, 64] {
+            let mut c = WordCounter::with_sizes(opts, &specials, unit, 1 << 20).unwrap();
+            assert!(c.units(&text).len() > 1);
+            c.add_texts(&[&text], 2).unwrap();
+            assert_eq!(counts(&mut c), expected, "unit {unit}");
+        }
+        let path =
+            std::env::temp_dir().join(format!("bytepair-wp-count-{}.txt", std::process::id()));
+        std::fs::write(&path, &text).unwrap();
+        for block in [1, 5, 17, 1000] {
+            let mut c = WordCounter::with_sizes(opts, &specials, 13, block).unwrap();
+            c.add_file(path.to_str().unwrap(), false, 2, &mut |_| Ok(()))
+                .unwrap();
+            assert_eq!(c.stats.bytes, text.len() as u64);
+            assert_eq!(c.stats.chars, text.chars().count() as u64);
+            assert_eq!(counts(&mut c), expected, "block {block}");
+        }
+        let mut bad = text.as_bytes().to_vec();
+        let at = 100 + text[100..].find("World").unwrap();
+        bad[at] = 0xff;
+        std::fs::write(&path, &bad).unwrap();
+        let mut c = WordCounter::with_sizes(opts, &specials, 13, 16).unwrap();
+        let err = c
+            .add_file(path.to_str().unwrap(), false, 1, &mut |_| Ok(()))
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Utf8 { offset, .. } if offset == at as u64),
+            "{err}"
+        );
+        let mut c = WordCounter::with_sizes(opts, &specials, 13, 16).unwrap();
+        c.add_file(path.to_str().unwrap(), true, 1, &mut |_| Ok(()))
+            .unwrap();
+        assert_eq!(c.stats.replaced, 1);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
