@@ -157,6 +157,7 @@ def _train(
     progress: bool | None,
     total_bytes: int | None,
     sources: list[dict[str, Any]],
+    input_files: dict[str, Any],
     _continuation_order: list[str] | None = None,
 ) -> WordPieceTokenizer:
     _check(vocab_size, min_frequency, algorithm)
@@ -197,6 +198,7 @@ def _train(
     if merge_bar:
         merge_bar.update(len(tokens))
         merge_bar.close()
+    merged = time.perf_counter()
     distinct, words = counter.sizes()
     n_bytes, n_chars, replaced = counter.text_stats()
     from bytepair import __version__
@@ -230,7 +232,12 @@ def _train(
         "tokens": n_tokens,
         "unk_tokens": n_unk,
         "sources": sources,
-        "seconds": {"counting": round(counted, 3), "total": round(time.perf_counter() - started, 3)},
+        "input": dict(input_files, bytes=n_bytes, replaced_bytes=replaced + feed.replaced),
+        "seconds": {
+            "counting": round(counted, 3),
+            "merging": round(merged - started - counted, 3),
+            "total": round(time.perf_counter() - started, 3),
+        },
         "bytepair_version": __version__,
     }
     tok._training = training
@@ -271,6 +278,7 @@ def train_wordpiece_from_iterator(
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
         handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
         num_threads=num_threads, progress=progress, total_bytes=None, sources=[{"name": "texts"}],
+        input_files={},
         _continuation_order=_continuation_order,
     )
 
@@ -329,4 +337,5 @@ def train_wordpiece(
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
         handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
         num_threads=num_threads, progress=progress, total_bytes=total, sources=info,
+        input_files={"files": [os.path.basename(f.path) for _, files in plan for f in files]},
     )

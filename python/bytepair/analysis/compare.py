@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bytepair.analysis.corpus import Corpus
-from bytepair.analysis.words import word_spans
+from bytepair.analysis.words import byte_offsets, word_spans
 from bytepair.errors import BytepairError, CorpusError
 from bytepair.tokenizer import Tokenizer
+from bytepair.wordpiece import WordPieceTokenizer
 
 __all__ = ["CompareRow", "Comparison", "compare", "gini", "measure"]
 
@@ -69,14 +70,21 @@ class Comparison:
     reference: str | None = None
 
 
-def measure(tok: Tokenizer, text: str) -> tuple[int, int, int, int]:
+def measure(tok: Tokenizer | WordPieceTokenizer, text: str) -> tuple[int, int, int, int]:
     """``(tokens, words, words cut by a token boundary, bytes)`` of one document."""
-    if tok.normalization is not None:
-        text = tok._norm(text)
-    ids = tok.encode(text, disallowed_special=())
-    ends = np.cumsum(np.asarray([len(tok.token_bytes(i)) for i in ids], dtype=np.int64))
+    if isinstance(tok, WordPieceTokenizer):
+        # WordPiece (issue 10): token ends from its character offsets (into the original text,
+        # whose whitespace it drops); bytes are the text's.
+        ids, offsets = tok.encode_with_offsets(text)
+        ends = byte_offsets(text)[np.asarray([e for _, e in offsets], dtype=np.int64)]
+        n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    else:
+        if tok.normalization is not None:
+            text = tok._norm(text)
+        ids = tok.encode(text, disallowed_special=())
+        ends = np.cumsum(np.asarray([len(tok.token_bytes(i)) for i in ids], dtype=np.int64))
+        n_bytes = int(ends[-1]) if len(ends) else 0
     spans = word_spans(text)
-    n_bytes = int(ends[-1]) if len(ends) else 0
     if len(spans) == 0:
         return len(ids), 0, 0, n_bytes
     inside = np.searchsorted(ends, spans[:, 1], side="left") - np.searchsorted(ends, spans[:, 0], side="right")
@@ -84,7 +92,7 @@ def measure(tok: Tokenizer, text: str) -> tuple[int, int, int, int]:
 
 
 def compare(
-    tokenizers: Sequence[tuple[str, Tokenizer]],
+    tokenizers: Sequence[tuple[str, Tokenizer | WordPieceTokenizer]],
     corpora: Sequence[Corpus],
     *,
     parallel: bool = False,

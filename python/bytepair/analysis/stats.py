@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from bytepair.errors import CorpusError
 from bytepair.tokenizer import Tokenizer
+from bytepair.wordpiece import WordPieceTokenizer
 
 __all__ = ["ByteStats", "TokenStats", "byte_stats", "token_stats", "zipf_fit"]
 
@@ -138,7 +139,7 @@ def _batches(documents: Iterable[str]) -> Iterator[list[str]]:
 
 
 def token_stats(
-    tok: Tokenizer, documents: Iterable[str], *, num_threads: int | None = None, document_frequencies: bool = True
+    tok: Tokenizer | WordPieceTokenizer, documents: Iterable[str], *, num_threads: int | None = None, document_frequencies: bool = True
 ) -> TokenStats:
     """Encodes every document (the array path, no Python int per token) and counts tokens and
     document frequencies (left at zero with ``document_frequencies=False``, which saves a sort)."""
@@ -151,7 +152,10 @@ def token_stats(
     for batch in _batches(documents):
         docs += len(batch)
         text_bytes += sum(len(d.encode("utf-8", "surrogatepass")) for d in batch)
-        ids, offsets = tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
+        if isinstance(tok, Tokenizer):
+            ids, offsets = tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
+        else:  # WordPiece (issue 10): the same array path
+            ids, offsets = tok.encode_batch_numpy(batch, num_threads=num_threads)
         batch_counts = np.bincount(ids, minlength=size)
         counts += batch_counts
         if not document_frequencies:

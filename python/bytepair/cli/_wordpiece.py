@@ -93,6 +93,7 @@ def run_show(args: argparse.Namespace, tok: WordPieceTokenizer) -> int:
     info = tok.training
     if info.get("algorithm"):
         lines.append(f"trained with    algorithm={info['algorithm']}, min_frequency={info.get('min_frequency')}")
+    lines += _training_lines(info)
     limit = 0 if getattr(args, "all", False) else getattr(args, "limit", 20)
     shown = learned if not limit else learned[:limit]
     if shown:
@@ -101,6 +102,27 @@ def run_show(args: argparse.Namespace, tok: WordPieceTokenizer) -> int:
         lines += [f"  {i:>7}  {t}" for i, t in shown]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def _training_lines(info: dict[str, Any]) -> list[str]:
+    """``show``'s training lines, as for BPE (``cli/show.py``), with words for pieces, and what
+    the vocabulary does to its training data."""
+    from bytepair.cli.show import _training_lines as bpe_lines
+
+    shared = {k: v for k, v in info.items() if k in ("input", "vocab_size", "min_frequency", "bytepair_version")}
+    seconds = info.get("seconds")
+    if isinstance(seconds, dict):
+        shared["seconds"] = {k: v for k, v in seconds.items() if k != "total"}
+    lines = bpe_lines(shared)
+    words, distinct = info.get("words"), info.get("distinct_words")
+    if lines and lines[0].startswith("trained on") and isinstance(words, int) and isinstance(distinct, int):
+        lines[0] += f", {plural(words, 'word')} ({distinct:,} distinct)"
+    tokens, unk = info.get("tokens"), info.get("unk_tokens")
+    text_bytes = info.get("text_bytes")
+    if isinstance(tokens, int) and tokens and isinstance(unk, int) and isinstance(text_bytes, int):
+        per_word = f", {tokens / words:.2f} tokens/word" if isinstance(words, int) and words else ""
+        lines.append(f"on its data     {text_bytes / tokens:.2f} bytes/token{per_word}, {unk / tokens:.3%} unknown tokens")
+    return lines
 
 
 def check_train_args(args: argparse.Namespace) -> None:
@@ -123,6 +145,7 @@ def check_train_args(args: argparse.Namespace) -> None:
 
 
 def run_train(args: argparse.Namespace, sources: Sequence[Any], names: Sequence[str]) -> int:
+    from bytepair.cli.train import compression_line
     from bytepair.wordpiece import BERT_SPECIAL_TOKENS
     from bytepair.wordpiece_training import train_wordpiece
 
@@ -142,15 +165,19 @@ def run_train(args: argparse.Namespace, sources: Sequence[Any], names: Sequence[
     info = tok.training
     err = sys.stderr
     source = ", ".join(names) if len(names) <= 3 else f"{names[0]} and {len(names) - 1:,} more"
-    print(f"trained WordPiece ({info['algorithm']}) on {source} in {duration(trained)}", file=err)
-    print(f"  input            {size_text(info['text_bytes'])}, {info['words']:,} words, "
-          f"{info['distinct_words']:,} distinct", file=err)
+    seconds: dict[str, float] = info.get("seconds", {})
+    timing = ", ".join(f"{k} {duration(v)}" for k, v in seconds.items() if k != "total")
+    print(f"trained WordPiece ({info['algorithm']}) on {source} in {duration(trained)}"
+          + (f" ({timing})" if timing else ""), file=err)
+    line = f"  input            {size_text(info['text_bytes'])}, {info['words']:,} words, {info['distinct_words']:,} distinct"
+    if info.get("replaced_bytes"):
+        line += f", {plural(info['replaced_bytes'], 'bad UTF-8 sequence')} replaced by U+FFFD"
+    print(line, file=err)
     print(f"  vocab size       {tok.vocab_size:,} of {args.vocab_size:,} asked for", file=err)
-    if info["tokens"] and not args.no_stats:
-        print(f"  compression      {info['text_bytes'] / info['tokens']:.2f} bytes/token on the training data "
-              f"({info['text_bytes']:,} bytes -> {info['tokens']:,} tokens), "
-              f"{info['tokens'] / max(info['words'], 1):.2f} tokens/word", file=err)
-        print(f"  unknown tokens   {info['unk_tokens'] / info['tokens']:.3%} of tokens are {tok.unk_token}", file=err)
+    if not args.no_stats:
+        print(compression_line(info["text_bytes"], info["tokens"], info["words"]), file=err)
+        if info["tokens"]:
+            print(f"  unknown tokens   {info['unk_tokens'] / info['tokens']:.3%} of tokens are {tok.unk_token}", file=err)
     if tok.vocab_size < args.vocab_size:
         print(f"note: training stopped early: no pair occurs {args.min_frequency} or more times "
               f"(--min-frequency {args.min_frequency}).", file=err)

@@ -8,7 +8,7 @@ import sys
 from bytepair.analysis.compare import CompareRow, compare
 from bytepair.analysis.words import WORD_DEFINITION
 from bytepair.cli._analysis import corpora
-from bytepair.cli._common import PROG, Formatter, load_tokenizer, table
+from bytepair.cli._common import PROG, Formatter, load_any, table
 from bytepair.cli.train import _source_arg
 
 METRICS = {"fertility": "tokens/word", "split": "words split (%)", "bytes_per_token": "bytes/token", "parity": "parity (tokens / reference)"}
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.metric == "parity" and not args.parallel:
         parser.error("--metric parity needs --parallel")
     cs = corpora(args.corpus, text_field=args.text_field)
-    toks = [(spec, load_tokenizer(spec)) for spec in args.tokenizers]
+    toks = [(spec, load_any(spec)) for spec in args.tokenizers]  # byte-level BPE or WordPiece
     result = compare(toks, cs, parallel=args.parallel, reference=args.reference)
     head = ["tokenizer", "corpus", "tokens", "words", "tokens/word", "split", "bytes/token"]
     if args.parallel:

@@ -5,14 +5,23 @@ from __future__ import annotations
 import argparse
 import os
 
-from bytepair.cli._common import PROG, TOK_HELP, Formatter, load_tokenizer, positive, table
+from typing import TYPE_CHECKING
+
+from bytepair.cli._common import PROG, TOK_HELP, Formatter, load_any, positive, table
+from bytepair.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from bytepair.sources import SourceFile
+    from bytepair.wordpiece import WordPieceTokenizer
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from bytepair.sources import Source, documents, resolve
 
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_any(args.tokenizer)
     files = resolve(Source(args.files, text_field=args.text_field), strict=args.errors == "strict")
+    if not isinstance(tok, Tokenizer):
+        return _run_wordpiece(args, tok, files)
     rows = [["tokens", "bytes", "bytes/token", "file"]]
     total_tokens = total_bytes = 0
     from bytepair.corpus import encode as corpus_encode
@@ -52,6 +61,37 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if len(files) > 1:
         rows.append([f"{total_tokens:,}", f"{total_bytes:,}", f"{total_bytes / total_tokens:.3f}" if total_tokens else "-", "total"])
     print("\n".join(table(rows, right=[True, True, True, False], gaps=["  ", "  ", "  "])))
+    return 0
+
+
+def _rows(counts: list[tuple[int, int, str]]) -> list[list[str]]:
+    rows = [["tokens", "bytes", "bytes/token", "file"]]
+    for n, size, path in counts:
+        rows.append([f"{n:,}", f"{size:,}", f"{size / n:.3f}" if n else "-", path])
+    if len(counts) > 1:
+        tokens, size = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        rows.append([f"{tokens:,}", f"{size:,}", f"{size / tokens:.3f}" if tokens else "-", "total"])
+    return rows
+
+
+def _run_wordpiece(args: argparse.Namespace, tok: WordPieceTokenizer, files: list[SourceFile]) -> int:
+    """WordPiece (issue 10): documents in batches through ``encode_batch_numpy`` (no special
+    tokens added); a text file is one document, as for BPE."""
+    from bytepair.sources import documents
+
+    counts = []
+    for f in files:
+        n = 0
+        batch: list[str] = []
+        for doc in documents(f, text_field=args.text_field, errors=args.errors):
+            batch.append(doc)
+            if len(batch) >= 4096:
+                n += len(tok.encode_batch_numpy(batch, num_threads=args.threads)[0])
+                batch = []
+        if batch:
+            n += len(tok.encode_batch_numpy(batch, num_threads=args.threads)[0])
+        counts.append((n, os.path.getsize(f.path), f.path))
+    print("\n".join(table(_rows(counts), right=[True, True, True, False], gaps=["  ", "  ", "  "])))
     return 0
 
 

@@ -10,7 +10,8 @@ from bytepair._display import token_repr
 from bytepair.analysis.corpus import Corpus
 from bytepair.analysis.stats import byte_stats, token_stats
 from bytepair.cli._analysis import corpora, corpus_arg
-from bytepair.cli._common import PROG, Formatter, load_tokenizer, plural, table
+from bytepair.cli._common import PROG, Formatter, load_any, plural, table
+from bytepair.tokenizer import Tokenizer
 
 
 def _documents(cs: list[Corpus]) -> Iterator[str]:
@@ -41,12 +42,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print("\n".join(table(rows, [True, False, True, True], ["  "] * 3)), file=out)
     if args.tokenizer is None:
         return 0
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_any(args.tokenizer)  # byte-level BPE or WordPiece
     ts = token_stats(tok, _documents(cs))
     print(f"\n{args.tokenizer}: {ts.total:,} tokens, {ts.text_bytes / ts.total if ts.total else 0:.3f} bytes/token", file=out)
     rows = [["rank", "id", "token", "count", "share"]]
     for r, (i, c, s) in enumerate(ts.top(args.top), 1):
-        rows.append([str(r), str(i), token_repr(tok.token_bytes(i), max_width=40), f"{c:,}", _pct(s)])
+        shown = token_repr(tok.token_bytes(i), max_width=40) if isinstance(tok, Tokenizer) else repr(tok.id_to_token(i))
+        rows.append([str(r), str(i), shown, f"{c:,}", _pct(s)])
     print("\n".join(table(rows, [True, True, False, True, True], ["  "] * 4)), file=out)
     print(f"\ntop 100 tokens' share of all tokens   {_pct(ts.top_share(100))}", file=out)
     print(

@@ -165,6 +165,17 @@ def _print_merges(tok: Tokenizer, sources: Any, text_field: str, errors: str) ->
     print_merges(tok, docs(), sys.stdout, first=base["merges"] if base else 0)
 
 
+def compression_line(text_bytes: int, tokens: int, words: int) -> str:
+    """The summary's compression line (BPE and WordPiece training)."""
+    if not tokens:
+        return "  compression      n/a (the training data is empty)"
+    per_word = f", {tokens / words:.2f} tokens/word" if words else ""
+    return (
+        f"  compression      {text_bytes / tokens:.2f} bytes/token on the training data"
+        f" ({text_bytes:,} bytes -> {tokens:,} tokens){per_word}"
+    )
+
+
 def _print_summary(tok: Tokenizer, args: argparse.Namespace, names: Sequence[str], trained: float) -> None:
     info = tok.training
     inputs: dict[str, Any] = info.get("input", {})
@@ -219,15 +230,7 @@ def _print_summary(tok: Tokenizer, args: argparse.Namespace, names: Sequence[str
         text_bytes = sum(int(s.get("text_bytes") or 0) for s in sources)
         tokens = sum(int(s.get("tokens") or 0) for s in sources)
         words = sum(int(s.get("words") or 0) for s in sources)
-        if tokens:
-            per_word = f", {tokens / words:.2f} tokens/word" if words else ""
-            print(
-                f"  compression      {text_bytes / tokens:.2f} bytes/token on the training data"
-                f" ({text_bytes:,} bytes -> {tokens:,} tokens){per_word}",
-                file=err,
-            )
-        else:
-            print("  compression      n/a (the training data is empty)", file=err)
+        print(compression_line(text_bytes, tokens, words), file=err)
         if len(sources) > 1:
             print("", file=err)
             print(sources_table(tok), file=err)
