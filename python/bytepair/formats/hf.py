@@ -176,8 +176,9 @@ def _merge_pairs(merges: Any, where: str) -> list[tuple[str, str]]:
     return out
 
 
-def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str, str] | None = None) -> Tokenizer:
-    """A :class:`~bytepair.Tokenizer` from the parsed content of a ``tokenizer.json``."""
+def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str | None, dict[str, int]]:
+    """Everything but the vocabulary and merges, checked: ``(model, normalization, pattern,
+    added tokens {text: id})``."""
     if not isinstance(doc, dict) or "model" not in doc:
         raise FormatError(f"{where}: not a Hugging Face tokenizer.json (no 'model')")
     model = _check_model(doc["model"], where)
@@ -210,6 +211,12 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
             other = next(t for t, j in specials.items() if j == i)
             raise FormatError(f"{where}: {path}: the id {i} is given to both {other!r} and {text!r}")
         specials[text] = i
+    return model, normalization, pattern, specials
+
+
+def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str, str] | None = None) -> Tokenizer:
+    """A :class:`~bytepair.Tokenizer` from the parsed content of a ``tokenizer.json``."""
+    model, normalization, pattern, specials = _components(doc, where)
     vocab_doc = model.get("vocab")
     if not isinstance(vocab_doc, dict):
         raise FormatError(f"{where}: model.vocab must be an object {{token: id}}")
@@ -249,6 +256,20 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
         ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)
         if ranked is not None:
             return ranked
+    return _from_merge_list(vocab, merge_ids, specials, pattern, normalization, roles, model.get("ignore_merges"), where)
+
+
+def _from_merge_list(
+    vocab: dict[int, bytes],
+    merge_ids: list[tuple[int, int]],
+    specials: dict[str, int],
+    pattern: str | None,
+    normalization: str | None,
+    roles: Mapping[str, str],
+    ignore_merges: Any,
+    where: str,
+) -> Tokenizer:
+    """The tokenizer of checked parts read as a merge list (the last step of both readers)."""
     merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
     try:
         # ignore_merges (Llama-3, Qwen2): a piece that is a token is that token. bytepair uses a
@@ -256,7 +277,7 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
         tok = Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern, normalization=normalization, roles=roles)
     except BytepairError as e:
         raise FormatError(f"{where}: {e}") from None
-    if model.get("ignore_merges"):
+    if ignore_merges:
         _warn_unmade(tok, where)
     return tok
 
@@ -284,7 +305,7 @@ def _warn_unmade(tok: Tokenizer, where: str) -> None:
             f"{where}: model.ignore_merges: {len(unmade)} token(s) that the merges do not make of their own "
             f"bytes, first {unmade[0]!r}: Hugging Face encodes such a piece as that one token, bytepair by the merges",
             BytepairWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -317,7 +338,17 @@ def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
     path = os.fspath(path)
     if os.path.isdir(path):
         return load_pretrained(path)
-    return from_hf_dict(gpt2.read_json(path), where=path)
+    return _load_file(path)
+
+
+def _load_file(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer:
+    """Reads a ``tokenizer.json`` file: the fast reader, else the one that names errors."""
+    from bytepair.formats import _hf_fast
+
+    tok = _hf_fast.load(path, roles)
+    if tok is None:
+        tok = from_hf_dict(gpt2.read_json(path), where=path, roles=roles)
+    return tok
 
 
 def _roles_of(directory: str) -> dict[str, str]:
@@ -346,7 +377,7 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
     roles = _roles_of(directory)
     tj = os.path.join(directory, "tokenizer.json")
     if os.path.exists(tj):
-        return from_hf_dict(gpt2.read_json(tj), where=tj, roles=roles)
+        return _load_file(tj, roles)
     vj, mt = os.path.join(directory, "vocab.json"), os.path.join(directory, "merges.txt")
     if os.path.exists(vj) and os.path.exists(mt):
         tok = gpt2.load_gpt2(vj, mt)
@@ -358,6 +389,18 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
                 tok = tok.with_special_tokens(roles=roles)
         return tok
     raise FormatError(f"{directory}: no tokenizer.json, nor vocab.json and merges.txt")
+
+
+def _load_pretrained_fast(directory: str) -> Tokenizer | None:
+    """:func:`load_pretrained` of a directory with a ``tokenizer.json`` by the fast reader, or
+    None (then ``load_pretrained`` gives the same tokenizer or names the problem)."""
+    from bytepair.formats import _hf_fast
+
+    try:
+        roles = _roles_of(directory)
+    except (FormatError, OSError):
+        return None
+    return _hf_fast.load(os.path.join(directory, "tokenizer.json"), roles)
 
 
 def _added_tokens_of(directory: str) -> dict[str, int]:
