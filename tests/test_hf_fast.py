@@ -290,3 +290,49 @@ def test_random_edits_read_as_the_full_reader_reads_them(data: st.DataObject, ba
         with full_reader_only():
             want = outcome(ENTRY_POINTS[name], path)
         assert got == want, name
+
+
+# ------------------------------------------------------------------ the fast writer
+
+
+def _export_cases() -> dict[str, bytepair.Tokenizer]:
+    trained = bytepair.train_from_iterator(
+        texts() * 2, vocab_size=500, pattern="gpt4", special_tokens=["<|eot|>", 'say "hi"\\', "é\n\t<ü>"], normalization="nfc"
+    )
+    gpt2_file = bytepair.load(DATA / "hf_gpt2_style/tokenizer.json")
+    assert isinstance(gpt2_file, bytepair.Tokenizer)
+    return {
+        "trained, odd special texts": trained,
+        "no split pattern": bytepair.train_from_iterator(texts(), vocab_size=300, pattern=None),
+        "GPT-2 file (special in the vocabulary)": gpt2_file,
+        "split file (rank model)": bytepair.load_hf(DATA / "hf_split_style/tokenizer.json"),
+        "r50k_base": bytepair.get_encoding("r50k_base"),
+        "with roles": trained.with_special_tokens(roles={"eos": "<|eot|>"}),
+    }
+
+
+@pytest.mark.parametrize("name", list(_export_cases()))
+def test_save_hf_writes_what_json_writes(name: str, tmp_path: pathlib.Path) -> None:
+    tok = _export_cases()[name]
+    path = tmp_path / "tokenizer.json"
+    bytepair.save_hf(tok, path)
+    want = json.dumps(hf.to_hf_dict(tok), ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert path.read_text(encoding="utf-8") == want
+    back = bytepair.load_hf(path)
+    assert back.encode(SAMPLE, allowed_special="all") == tok.encode(SAMPLE, allowed_special="all")
+
+
+def test_save_hf_refuses_what_to_hf_dict_refuses(tmp_path: pathlib.Path) -> None:
+    base = bytepair.train_from_iterator(texts(), vocab_size=300, pattern="gpt4")
+    # "Ġthe"-like: the GPT-2 string of an ordinary token, as a special token's text.
+    taken = gpt2.bytes_to_unicode(base._vocab[290])
+    tok = base.with_special_tokens({taken: 400, "<ok>": 401})
+    with pytest.raises(bytepair.FormatError) as want:
+        hf.to_hf_dict(tok)
+    assert "reads as an ordinary token's string" in str(want.value)
+    with pytest.raises(bytepair.FormatError) as got:
+        bytepair.save_hf(tok, tmp_path / "tokenizer.json")
+    assert str(got.value) == str(want.value)
+    assert not (tmp_path / "tokenizer.json").exists()
+    with pytest.raises(TypeError, match="expected a Tokenizer"):
+        bytepair.save_hf("not a tokenizer", tmp_path / "tokenizer.json")  # type: ignore[arg-type]

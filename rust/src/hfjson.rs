@@ -531,6 +531,66 @@ impl Model {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Writing: the same two values as text, for `save_hf` (Python's json spends most of an export
+// on 400,000 strings; here they go straight into one buffer).
+
+/// GPT-2's byte-to-unicode table: the character that stands for each byte.
+fn byte_to_char(b: u8) -> char {
+    let c = CHAR_TO_BYTE
+        .iter()
+        .position(|&x| x == b as i16)
+        .unwrap_or(0);
+    char::from_u32(c as u32).unwrap_or('\0')
+}
+
+/// Appends `bytes` as a JSON string of GPT-2 characters, escaped as Python's
+/// `json.dumps(..., ensure_ascii=False)` escapes them: of these characters only `"` and `\`
+/// need it (the control bytes stand for U+0100 and up).
+fn push_json_string(bytes: &[u8], table: &[char; 256], out: &mut String) {
+    out.push('"');
+    for &b in bytes {
+        let c = table[b as usize];
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+/// The members of the `model.vocab` object (`"string":id` joined by commas, no braces) for
+/// `(id, bytes)` in the order given, and the `model.merges` array (`[["a","b"],...]`) for
+/// merges as `(left bytes, right bytes)`.
+pub fn write_model<'a>(
+    vocab: impl Iterator<Item = (Rank, &'a [u8])>,
+    merges: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) -> (String, String) {
+    let table: [char; 256] = std::array::from_fn(|b| byte_to_char(b as u8));
+    let mut v = String::new();
+    for (id, bytes) in vocab {
+        if !v.is_empty() {
+            v.push(',');
+        }
+        push_json_string(bytes, &table, &mut v);
+        v.push(':');
+        v.push_str(&id.to_string());
+    }
+    let mut m = String::from("[");
+    for (left, right) in merges {
+        if m.len() > 1 {
+            m.push(',');
+        }
+        m.push('[');
+        push_json_string(left, &table, &mut m);
+        m.push(',');
+        push_json_string(right, &table, &mut m);
+        m.push(']');
+    }
+    m.push(']');
+    (v, m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,5 +753,23 @@ mod tests {
                 "\"type\":\"BPE\",\"dropout\":null,\"x\":[-1.5e+3,true,false,{}]",
             ) + "\n";
         assert!(resolve(&fine, &[]).is_some());
+    }
+
+    #[test]
+    fn writes_what_it_reads() {
+        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
+        vocab.push((256, b"\"\\".to_vec()));
+        vocab.push((257, b" \n".to_vec()));
+        let merges = [(&b"\""[..], &b"\\"[..]), (&b" "[..], &b"\n"[..])];
+        let (v, m) = write_model(
+            vocab.iter().map(|(id, b)| (*id, b.as_slice())),
+            merges.iter().copied(),
+        );
+        assert!(v.ends_with("\"\\\"\\\\\":256,\"\u{120}\u{10a}\":257"));
+        assert_eq!(m, "[[\"\\\"\",\"\\\\\"],[\"\u{120}\",\"\u{10a}\"]]");
+        let data = format!(r#"{{"model":{{"vocab":{{{v}}},"merges":{m}}}}}"#);
+        let r = parse(data.as_bytes()).unwrap().resolve(&[]).unwrap();
+        assert_eq!(r.vocab, vocab);
+        assert_eq!(r.merges, vec![(34, 92), (32, 10)]);
     }
 }

@@ -972,6 +972,31 @@ impl PyEncoder {
     fn rank_merges(&self, py: Python<'_>) -> Vec<(Rank, Rank, Rank)> {
         py.detach(|| self.inner.bpe.rank_merges())
     }
+
+    /// `save_hf`'s model.vocab members (`"string":id,...`, ordinary tokens by id) and model.merges
+    /// array as JSON text (`hfjson::write_model`). `merges`: (left id, right id), or None for a
+    /// rank model's own (`rank_merges`).
+    fn hf_model_json(
+        &self,
+        py: Python<'_>,
+        merges: Option<Vec<(Rank, Rank)>>,
+    ) -> PyResult<(String, String)> {
+        let bpe = &self.inner.bpe;
+        py.detach(|| {
+            let merges = match merges {
+                Some(m) => m,
+                None => bpe.rank_merges().into_iter().map(|(l, r, _)| (l, r)).collect(),
+            };
+            let pairs = merges
+                .iter()
+                .map(|&(l, r)| Ok((bpe.token_bytes(l)?, bpe.token_bytes(r)?)))
+                .collect::<crate::error::Result<Vec<_>>>()?;
+            let vocab = (0..bpe.id_bound() as Rank)
+                .filter_map(|id| bpe.token_bytes(id).ok().map(|b| (id, b)));
+            Ok(crate::hfjson::write_model(vocab, pairs.into_iter()))
+        })
+        .map_err(to_py)
+    }
     // -- Array outputs (issue 11, `arrays.rs`): flat ids in one bytearray, no int per id --
 
     /// Encodes each text as one document into a flat buffer of `width`-byte (2 or 4)

@@ -434,6 +434,15 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"expected a Tokenizer, not {type(tok).__name__}")
     strings = gpt2.check_exportable(tok, "tokenizer.json")
+    # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
+    # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
+    vocab = gpt2.vocab_json(tok, strings)
+    return _hf_doc(tok, vocab, [[strings[a], strings[b]] for a, b in gpt2.merge_ids(tok)])
+
+
+def _hf_doc(tok: Tokenizer, vocab: dict[str, int], merges: list[list[str]]) -> dict[str, Any]:
+    """The document of :func:`to_hf_dict` around a given ``model.vocab`` and ``model.merges``
+    (the last two keys of the last key, ``model``: :func:`_hf_text` relies on that)."""
     normalizer: dict[str, Any] | None = None
     if tok.normalization is not None:
         steps = [{"type": _NORMALIZER_TYPES[s]} for s in tok.normalization.split("+")]
@@ -447,9 +456,6 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
     else:
         split = {"type": "Split", "pattern": {"Regex": to_oniguruma(tok.pattern)}, "behavior": "Isolated", "invert": False}
         pre = {"type": "Sequence", "pretokenizers": [split, byte_level]}
-    # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
-    # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
-    vocab = gpt2.vocab_json(tok, strings)
     return {
         "version": "1.0",
         "truncation": None,
@@ -469,9 +475,32 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
             "byte_fallback": False,
             "ignore_merges": tok._merges is None,
             "vocab": vocab,
-            "merges": [[strings[a], strings[b]] for a, b in gpt2.merge_ids(tok)],
+            "merges": merges,
         },
     }
+
+
+def _hf_text(tok: Tokenizer) -> str:
+    """``json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":"))``, with the
+    vocabulary and merges written by the extension (``Encoder.hf_model_json``): for o200k that
+    is 600,000 strings Python neither makes nor encodes. The tests compare the two texts."""
+    if not isinstance(tok, Tokenizer):
+        raise TypeError(f"expected a Tokenizer, not {type(tok).__name__}")
+    gpt2.check_specials_exportable(tok, "tokenizer.json")
+    head = json.dumps(_hf_doc(tok, {}, []), ensure_ascii=False, separators=(",", ":"))
+    tail = '"vocab":{},"merges":[]}}'
+    if not head.endswith(tail):  # _hf_doc's layout changed: no fast way
+        return json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":"))
+    merges = None if tok._merges is None else gpt2.merge_ids(tok)
+    ordinary, merges_text = tok._core.hf_model_json(merges)
+    # The special tokens after the ordinary ones, in id order, as gpt2.vocab_json puts them.
+    specials = [
+        json.dumps(text, ensure_ascii=False) + ":" + str(i)
+        for text, i in sorted(tok._special_tokens.items(), key=lambda kv: kv[1])
+        if tok._core.lookup(text.encode()) != i
+    ]
+    vocab = ",".join([ordinary, *specials])
+    return head[: -len(tail)] + '"vocab":{' + vocab + '},"merges":' + merges_text + "}}"
 
 
 @contextlib.contextmanager
@@ -491,7 +520,7 @@ def _gc_paused() -> Iterator[None]:
 def save_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """Writes ``tok`` as a Hugging Face ``tokenizer.json`` (atomically)."""
     with _gc_paused():
-        text = json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":")) + "\n"
+        text = _hf_text(tok) + "\n"
     write_atomic(path, text.encode("utf-8"))
 
 
