@@ -985,7 +985,11 @@ impl PyEncoder {
         py.detach(|| {
             let merges = match merges {
                 Some(m) => m,
-                None => bpe.rank_merges().into_iter().map(|(l, r, _)| (l, r)).collect(),
+                None => bpe
+                    .rank_merges()
+                    .into_iter()
+                    .map(|(l, r, _)| (l, r))
+                    .collect(),
             };
             let pairs = merges
                 .iter()
