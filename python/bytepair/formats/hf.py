@@ -506,8 +506,8 @@ def _hf_text(tok: Tokenizer) -> str:
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pauses the cyclic garbage collector: the document of an o200k-sized tokenizer is 200,000
-    lists and strings, whose making sets it off again and again (a quarter of ``save_hf``'s
-    time); strings and lists of strings form no cycles."""
+    lists and strings, whose making sets it off again and again (a quarter of the time
+    ``to_hf_dict`` took); strings and lists of strings form no cycles."""
     paused = gc.isenabled()
     gc.disable()
     try:
