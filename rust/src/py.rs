@@ -1187,15 +1187,20 @@ impl PyWordPiece {
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let threads = parallel(num_threads, None)?.threads;
-        let encoded = py
+        let (ids, ends) = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_batch(&refs, false, threads)
+                self.inner.encode_batch_flat(&refs, threads)
             })
             .map_err(to_py)?;
-        let lists = encoded
+        let mut start = 0;
+        let lists = ends
             .iter()
-            .map(|(ids, _)| PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py))))
+            .map(|&end| {
+                let one = &ids[start..end];
+                start = end;
+                PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))
+            })
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
     }
@@ -1223,20 +1228,16 @@ impl PyWordPiece {
         let (ids, offsets) = py
             .detach(|| -> crate::error::Result<(Vec<u8>, Vec<u8>)> {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                let encoded = self.inner.encode_batch(&refs, false, threads)?;
-                let total: usize = encoded.iter().map(|(e, _)| e.len()).sum();
-                let mut ids = Vec::with_capacity(total * width);
-                let mut offsets = Vec::with_capacity(8 * (encoded.len() + 1));
-                let mut at = 0u64;
-                offsets.extend_from_slice(&at.to_le_bytes());
-                for (e, _) in &encoded {
-                    if width == 2 {
-                        ids.extend(e.iter().flat_map(|&i| (i as u16).to_le_bytes()));
-                    } else {
-                        ids.extend(e.iter().flat_map(|&i| i.to_le_bytes()));
-                    }
-                    at += e.len() as u64;
-                    offsets.extend_from_slice(&at.to_le_bytes());
+                let (flat, ends) = self.inner.encode_batch_flat(&refs, threads)?;
+                let ids: Vec<u8> = if width == 2 {
+                    flat.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
+                } else {
+                    flat.iter().flat_map(|&i| i.to_le_bytes()).collect()
+                };
+                let mut offsets = Vec::with_capacity(8 * (ends.len() + 1));
+                offsets.extend_from_slice(&0u64.to_le_bytes());
+                for &end in &ends {
+                    offsets.extend_from_slice(&(end as u64).to_le_bytes());
                 }
                 Ok((ids, offsets))
             })

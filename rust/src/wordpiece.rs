@@ -791,26 +791,99 @@ impl WordPiece {
         }
     }
 
-    /// Encodes a text: ids, and character offsets when `offsets` is given.
-    pub fn encode(&self, text: &str, ids: &mut Vec<Rank>, offsets: Option<&mut Vec<(u32, u32)>>) {
+    /// Runs `f` with this thread's state, its cache emptied first if it held another model's.
+    fn with_state<R>(&self, f: impl FnOnce(&mut ThreadState) -> R) -> R {
         STATE.with(|cell| {
             let mut state = cell.borrow_mut();
-            let ThreadState {
-                cache,
-                word,
-                scratch,
-            } = &mut *state;
-            if cache.model != self.id {
-                *cache = WordCache {
+            if state.cache.model != self.id {
+                state.cache = WordCache {
                     model: self.id,
                     ..WordCache::default()
                 };
             }
+            f(&mut state)
+        })
+    }
+
+    /// Encodes a text: ids, and character offsets when `offsets` is given.
+    pub fn encode(&self, text: &str, ids: &mut Vec<Rank>, offsets: Option<&mut Vec<(u32, u32)>>) {
+        self.with_state(|st| {
+            let ThreadState {
+                cache,
+                word,
+                scratch,
+            } = st;
             match offsets {
                 None => self.encode_with::<false>(cache, word, scratch, text, ids, &mut Vec::new()),
                 Some(o) => self.encode_with::<true>(cache, word, scratch, text, ids, o),
             }
         })
+    }
+
+    /// Encodes texts one after the other into one buffer: their ids appended to `ids`, and
+    /// after each text the length of `ids` appended to `ends` (one thread, one state look-up).
+    fn encode_into(&self, texts: &[&str], ids: &mut Vec<Rank>, ends: &mut Vec<usize>) {
+        self.with_state(|st| {
+            let ThreadState {
+                cache,
+                word,
+                scratch,
+            } = st;
+            let mut none = Vec::new();
+            for t in texts {
+                self.encode_with::<false>(cache, word, scratch, t, ids, &mut none);
+                ends.push(ids.len());
+            }
+        })
+    }
+
+    /// The ids of `texts` in one buffer, and where each text's ids end in it, on `threads`
+    /// threads (texts in chunks, each chunk on one thread into its own buffer, then joined).
+    /// One buffer instead of one vector per text: short documents made allocation and freeing
+    /// a tenth of the time.
+    pub fn encode_batch_flat(
+        &self,
+        texts: &[&str],
+        threads: usize,
+    ) -> Result<(Vec<Rank>, Vec<usize>)> {
+        let mut ids = Vec::new();
+        let mut ends = Vec::with_capacity(texts.len());
+        if threads <= 1 || texts.len() < 2 {
+            crate::threads::run(threads.max(1), || {
+                self.encode_into(texts, &mut ids, &mut ends)
+            })?;
+            return Ok((ids, ends));
+        }
+        // Chunks of about 256 KiB of text (at least one text), so that threads share the work.
+        let mut chunks: Vec<&[&str]> = Vec::new();
+        let (mut start, mut bytes) = (0, 0);
+        for (i, t) in texts.iter().enumerate() {
+            bytes += t.len();
+            if bytes >= 1 << 18 {
+                chunks.push(&texts[start..=i]);
+                (start, bytes) = (i + 1, 0);
+            }
+        }
+        if start < texts.len() {
+            chunks.push(&texts[start..]);
+        }
+        let parts: Vec<(Vec<Rank>, Vec<usize>)> = crate::threads::run(threads, || {
+            chunks
+                .par_iter()
+                .map(|c| {
+                    let (mut i, mut e) = (Vec::new(), Vec::with_capacity(c.len()));
+                    self.encode_into(c, &mut i, &mut e);
+                    (i, e)
+                })
+                .collect()
+        })?;
+        ids.reserve_exact(parts.iter().map(|(i, _)| i.len()).sum());
+        for (i, e) in parts {
+            let base = ids.len();
+            ends.extend(e.iter().map(|&x| x + base));
+            ids.extend_from_slice(&i);
+        }
+        Ok((ids, ends))
     }
 
     /// Appends the pieces of one word (through the cache) to `ids` (and `offsets` when OFF).
@@ -1025,6 +1098,55 @@ mod tests {
         ids.clear();
         wp.encode(&"a".repeat(200_000), &mut ids, None);
         assert_eq!(ids.len(), 200_000);
+    }
+
+    #[test]
+    fn pack_is_the_bytes_and_the_length() {
+        let mut seed = 12345u64;
+        for _ in 0..200 {
+            for n in 1..16 {
+                let w: Vec<u8> = (0..n)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        (seed >> 56) as u8
+                    })
+                    .collect();
+                let mut b = [0u8; 16];
+                b[..n].copy_from_slice(&w);
+                b[15] = n as u8;
+                assert_eq!(pack(&w), u128::from_le_bytes(b), "{w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_table_is_a_map() {
+        let mut t = ShortTable::default();
+        let mut m = std::collections::HashMap::new();
+        for i in 1..5000u128 {
+            let key = (i * 0x9E37_79B9_7F4A_7C15) % (1 << 100) | 1 << 120;
+            if let std::collections::hash_map::Entry::Vacant(v) = m.entry(key) {
+                v.insert(i as u32);
+                t.insert(key, Entry([1, i as u32, 0, 0]));
+            }
+        }
+        assert_eq!(t.len(), m.len());
+        for (&k, &v) in &m {
+            assert_eq!(t.get(k).map(|e| e.0[1]), Some(v));
+            assert!(t.get(k ^ 1 << 110).is_none() || m.contains_key(&(k ^ 1 << 110)));
+        }
+    }
+
+    #[test]
+    fn offsets_path_and_ids_path_agree() {
+        let wp = model(&["[UNK]", "a", "##b", "ab", "##a", "é", "##é"], 100);
+        for text in ["ab abab aé éa", "AB, Ab! ÉA a\u{0}b", "中a b\u{301}"] {
+            let (mut ids, mut ids2, mut offs) = (Vec::new(), Vec::new(), Vec::new());
+            wp.encode(text, &mut ids, None);
+            wp.encode(text, &mut ids2, Some(&mut offs));
+            assert_eq!(ids, ids2);
+            assert_eq!(ids.len(), offs.len());
+        }
     }
 
     #[test]
