@@ -1661,8 +1661,9 @@ mod tests {
         assert_eq!(enc(&bpe, b"xaaa"), vec![120, 257, 97]);
     }
 
-    /// The textbook loop: merge the leftmost lowest pair until none is left.
-    fn naive(bpe: &Bpe, piece: &[u8]) -> Vec<Rank> {
+    /// The textbook loop: merge the leftmost lowest pair until none is left (also the oracle
+    /// of `long`'s tests).
+    pub(super) fn naive(bpe: &Bpe, piece: &[u8]) -> Vec<Rank> {
         let mut ids: Vec<Rank> = piece.iter().map(|&b| bpe.byte_ids[b as usize]).collect();
         loop {
             let best = (0..ids.len().saturating_sub(1))
