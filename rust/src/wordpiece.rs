@@ -29,23 +29,50 @@
 //! after it. One step reads at most L bytes, L = the longest token of the vocabulary in bytes,
 //! and the match advances by at least one character, so a word of n bytes costs at most n * L
 //! trie steps: linear in the word for a given vocabulary, whatever the limit on its length.
+//! The bound is reached only by a vocabulary built for it (a long token that almost matches
+//! from every position: `test_long_word_where_every_step_walks_far` in
+//! tests/test_wordpiece_encode.py); on real vocabularies most walks stop after a few bytes.
 //! HF's encoder instead tries every end from the longest down, copying each candidate: cubic.
-//! This is not LinMaxMatch (Song et al. 2021), whose failure links remove the factor L; with
-//! BERT vocabularies (L around 20 bytes, and most walks stop after a few bytes) the walk reads
-//! each byte about twice on real text.
-
+//! This is not LinMaxMatch (Song et al. 2021), whose failure links remove the factor L; it was
+//! not needed: bench/bench_wordpiece.py measures 160,000 characters at 7.7-8.1x the time of
+//! 20,000 (8x the length), 1.5 ms, where HF takes 1.2-1.5 s for 5,000.
 //!
-//! Performance notes (perf over Shakespeare documents, a 16 k vocabulary, one thread):
-//! - Most of the time of a warm pass was looking words up: each thread keeps a cache of
-//!   normalized word -> pieces (with byte spans, so offsets come from the cache too), keyed by
-//!   the word's bytes packed in a u128 when it is under 16 bytes (string keys spent 12 % in
-//!   `memcmp`), and looked up through one thread-local access per text, not per word.
-//! - ASCII letters and digits skip the character tables (the fast path of `for_each_word`).
+//! Performance notes. Profiled with perf (`cargo run --release --example wordpiece -- VOCAB.txt
+//! TEXT`, and perf over Python running `encode_batch`) on tinyshakespeare repeated to 4 MB (16k
+//! vocabulary trained by HF on a fifth of it; 11.5k distinct words) and on 8 MB of
+//! bench/corpus/mixed.txt (prose, code, 25 % other scripts; 30,522 vocabulary; 60k distinct
+//! words). Where the time went, and what was done, in order:
+//! - Normalization and pre-tokenization are one scanner (`scan`), shared with training's
+//!   `for_each_word`. An ASCII byte costs one look-up in a 128-byte table per option set
+//!   (`ascii_table`: the byte it becomes, or space / punctuation / dropped / general path),
+//!   derived from `normalize_char` itself so the two paths cannot disagree; the old per-byte
+//!   `match` compiled to a jump table (an indirect branch per byte). Offsets (the original
+//!   character of every normalized byte) are tracked only when asked for (`scan::<true>`).
+//! - The word cache (per thread, across calls, for the model that used it last): most of a warm
+//!   pass is looking words up. The first profile's two hottest loads were the boxed slice of a
+//!   cached word's pieces (a pointer chase) and reading back a key just copied byte by byte
+//!   into a stack buffer (a store-forwarding stall, 18 %). Now a cache entry is 16 bytes inline
+//!   (up to three pieces with their ends; more in an arena), keys are packed from overlapping
+//!   loads (`pack`), and words under 16 bytes live in an open-addressing table whose 32-byte
+//!   slot holds key and entry (`ShortTable`), so a hit of the long tail costs one cache miss
+//!   where hashbrown cost two (control bytes, then the slot). That miss is still the hottest
+//!   instruction on the 60k-word corpus (about half of the look-up): the table outgrows L2.
+//! - The trie is 16-byte nodes (children run, dense table, token) and sorted (child, byte)
+//!   runs, dense tables of 256 for nodes of many children; it was a hash map keyed by
+//!   (node, byte), several dependent misses per byte. It matters on first passes (misses).
+//! - Buffers of the word being built live with the cache (a new `Word` per text allocated for
+//!   every short document), and a batch is encoded into one flat buffer of ids, in chunks of
+//!   about 256 KiB of text per thread (`encode_batch_flat`), not one vector per text.
 //! - On the Python side (`py.rs`), lists of ids share one int object per id, and
 //!   `WordPieceTokenizer.encode_batch` pauses the cyclic garbage collector while the lists are
-//!   made: on short documents the collector's passes took a third of the time.
-//! - Measured with bench/bench_wordpiece.py on 4 MB (a noisy shared machine): 45-60 MB/s on one
-//!   thread, 15-45x HF tokenizers, 0.5-1.2x nanotoken on a first pass and 0.67-0.89x warm.
+//!   made. Making the lists now costs about a tenth of a one-thread pass; they are made under
+//!   the GIL, so two threads speed up the encoding but not the lists.
+//! - Results (bench/bench_wordpiece.py, one run each, a shared 2-core machine): one thread, MB/s
+//!   first / warm, bytepair vs nanotoken vs HF tokenizers: tinyshakespeare 4 MB 89.2 / 118.7 vs
+//!   54.8 / 65.5 vs 1.8 / 2.1; mixed 8 MB 69.0 / 93.7 vs 20.0 / 46.1 vs 2.0 / 2.2. Before this
+//!   work, same machine, same day: tinyshakespeare 42.8 / 61.1 vs 48.5 / 55.9; on mixed only an
+//!   intermediate version was measured (scanner and inline entries, but hashbrown, the hashed
+//!   trie and a vector per text): 44.8 / 53.8 vs 27.5 / 50.8.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
@@ -1124,7 +1151,7 @@ mod tests {
         let mut t = ShortTable::default();
         let mut m = std::collections::HashMap::new();
         for i in 1..5000u128 {
-            let key = (i * 0x9E37_79B9_7F4A_7C15) % (1 << 100) | 1 << 120;
+            let key = ((i * 0x9E37_79B9_7F4A_7C15) % (1 << 100)) | (1 << 120);
             if let std::collections::hash_map::Entry::Vacant(v) = m.entry(key) {
                 v.insert(i as u32);
                 t.insert(key, Entry([1, i as u32, 0, 0]));
@@ -1133,7 +1160,7 @@ mod tests {
         assert_eq!(t.len(), m.len());
         for (&k, &v) in &m {
             assert_eq!(t.get(k).map(|e| e.0[1]), Some(v));
-            assert!(t.get(k ^ 1 << 110).is_none() || m.contains_key(&(k ^ 1 << 110)));
+            assert!(t.get(k ^ (1 << 110)).is_none() || m.contains_key(&(k ^ (1 << 110))));
         }
     }
 
