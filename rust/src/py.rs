@@ -1187,11 +1187,12 @@ impl PyWordPiece {
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let threads = parallel(num_threads, None)?.threads;
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        if threads > 1 {
+            return self.encode_batch_ids_pipelined(py, &refs, threads);
+        }
         let (ids, ends) = py
-            .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_batch_flat(&refs, threads)
-            })
+            .detach(|| self.inner.encode_batch_flat(&refs, threads))
             .map_err(to_py)?;
         let mut start = 0;
         let lists = ends
@@ -1230,7 +1231,9 @@ impl PyWordPiece {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
                 let (flat, ends) = self.inner.encode_batch_flat(&refs, threads)?;
                 let ids: Vec<u8> = if width == 2 {
-                    flat.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
+                    flat.iter()
+                        .flat_map(|&i| (i as u16).to_le_bytes())
+                        .collect()
                 } else {
                     flat.iter().flat_map(|&i| i.to_le_bytes()).collect()
                 };
@@ -1243,6 +1246,54 @@ impl PyWordPiece {
             })
             .map_err(to_py)?;
         Ok((PyByteArray::new(py, &ids), PyByteArray::new(py, &offsets)))
+    }
+}
+
+impl PyWordPiece {
+    /// `encode_batch_ids` on several threads: chunks of the batch are encoded on the pool while
+    /// this thread, holding the GIL, makes the lists of the chunks already done (the lists are
+    /// made under the GIL, one thread at a time: made after the encoding they were the larger
+    /// part of a two-thread call).
+    fn encode_batch_ids_pipelined<'py>(
+        &self,
+        py: Python<'py>,
+        refs: &[&str],
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let chunks = crate::wordpiece::batch_chunks(refs);
+        let pool = crate::threads::pool(threads).map_err(to_py)?;
+        let out = PyList::new(py, (0..refs.len()).map(|_| py.None()))?;
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<Rank>, Vec<usize>)>();
+        let rx = Mutex::new(rx);
+        std::thread::scope(|scope| -> PyResult<()> {
+            let (chunks, inner) = (&chunks, &self.inner);
+            scope.spawn(move || {
+                pool.install(|| {
+                    chunks
+                        .par_iter()
+                        .enumerate()
+                        .for_each_with(tx, |tx, (c, range)| {
+                            let (mut ids, mut ends) = (Vec::new(), Vec::with_capacity(range.len()));
+                            inner.encode_into(&refs[range.clone()], &mut ids, &mut ends);
+                            let _ = tx.send((c, ids, ends));
+                        })
+                })
+            });
+            while let Ok((c, ids, ends)) =
+                py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv())
+            {
+                let mut start = 0;
+                for (k, &end) in ends.iter().enumerate() {
+                    let one = &ids[start..end];
+                    start = end;
+                    let list =
+                        PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))?;
+                    out.set_item(chunks[c].start + k, list)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
 }
 

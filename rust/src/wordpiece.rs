@@ -849,7 +849,7 @@ impl WordPiece {
 
     /// Encodes texts one after the other into one buffer: their ids appended to `ids`, and
     /// after each text the length of `ids` appended to `ends` (one thread, one state look-up).
-    fn encode_into(&self, texts: &[&str], ids: &mut Vec<Rank>, ends: &mut Vec<usize>) {
+    pub fn encode_into(&self, texts: &[&str], ids: &mut Vec<Rank>, ends: &mut Vec<usize>) {
         self.with_state(|st| {
             let ThreadState {
                 cache,
@@ -881,25 +881,12 @@ impl WordPiece {
             })?;
             return Ok((ids, ends));
         }
-        // Chunks of about 256 KiB of text (at least one text), so that threads share the work.
-        let mut chunks: Vec<&[&str]> = Vec::new();
-        let (mut start, mut bytes) = (0, 0);
-        for (i, t) in texts.iter().enumerate() {
-            bytes += t.len();
-            if bytes >= 1 << 18 {
-                chunks.push(&texts[start..=i]);
-                (start, bytes) = (i + 1, 0);
-            }
-        }
-        if start < texts.len() {
-            chunks.push(&texts[start..]);
-        }
         let parts: Vec<(Vec<Rank>, Vec<usize>)> = crate::threads::run(threads, || {
-            chunks
-                .par_iter()
+            batch_chunks(texts)
+                .into_par_iter()
                 .map(|c| {
                     let (mut i, mut e) = (Vec::new(), Vec::with_capacity(c.len()));
-                    self.encode_into(c, &mut i, &mut e);
+                    self.encode_into(&texts[c], &mut i, &mut e);
                     (i, e)
                 })
                 .collect()
@@ -1055,6 +1042,24 @@ impl WordPiece {
             }
         })
     }
+}
+
+/// A batch cut into runs of consecutive texts of about 256 KiB (at least one text each): the
+/// units of work of a batch on several threads.
+pub fn batch_chunks(texts: &[&str]) -> Vec<std::ops::Range<usize>> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, t) in texts.iter().enumerate() {
+        bytes += t.len();
+        if bytes >= 1 << 18 {
+            chunks.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < texts.len() {
+        chunks.push(start..texts.len());
+    }
+    chunks
 }
 
 /// The normalized words of `text` (what BertNormalizer + BertPreTokenizer give), with offsets.
