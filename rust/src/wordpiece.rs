@@ -65,9 +65,11 @@
 //!   about 256 KiB of text per thread (`encode_batch_flat`), not one vector per text.
 //! - On the Python side (`py.rs`), lists of ids share one int object per id, and
 //!   `WordPieceTokenizer.encode_batch` pauses the cyclic garbage collector while the lists are
-//!   made. Making the lists now costs about a tenth of a one-thread pass; they are made under
-//!   the GIL, so two threads speed up the encoding but not the lists.
-//! - Results (bench/bench_wordpiece.py, one run each, a shared 2-core machine): one thread, MB/s
+//!   made. Making the lists costs about a tenth of a one-thread pass. They are made under the
+//!   GIL, one thread at a time, so on several threads `encode_batch_ids` makes the lists of the
+//!   chunks already encoded while the pool encodes the rest (`batch_chunks`, as BPE's pipeline).
+//! - Results (bench/bench_wordpiece.py, one run each, a shared 2-core machine; more runs, two
+//!   threads and the long word in bench/README.md, "WordPiece"): one thread, MB/s
 //!   first / warm, bytepair vs nanotoken vs HF tokenizers: tinyshakespeare 4 MB 89.2 / 118.7 vs
 //!   54.8 / 65.5 vs 1.8 / 2.1; mixed 8 MB 69.0 / 93.7 vs 20.0 / 46.1 vs 2.0 / 2.2. Before this
 //!   work, same machine, same day: tinyshakespeare 42.8 / 61.1 vs 48.5 / 55.9; on mixed only an
