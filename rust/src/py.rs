@@ -1216,15 +1216,21 @@ impl PyWordPiece {
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let threads = parallel(num_threads, None)?.threads;
-        let encoded = py
-            .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_batch(&refs, false, threads)
-            })
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        if threads > 1 {
+            return self.encode_batch_ids_pipelined(py, &refs, threads);
+        }
+        let (ids, ends) = py
+            .detach(|| self.inner.encode_batch_flat(&refs, threads))
             .map_err(to_py)?;
-        let lists = encoded
+        let mut start = 0;
+        let lists = ends
             .iter()
-            .map(|(ids, _)| PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py))))
+            .map(|&end| {
+                let one = &ids[start..end];
+                start = end;
+                PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))
+            })
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
     }
@@ -1252,25 +1258,71 @@ impl PyWordPiece {
         let (ids, offsets) = py
             .detach(|| -> crate::error::Result<(Vec<u8>, Vec<u8>)> {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                let encoded = self.inner.encode_batch(&refs, false, threads)?;
-                let total: usize = encoded.iter().map(|(e, _)| e.len()).sum();
-                let mut ids = Vec::with_capacity(total * width);
-                let mut offsets = Vec::with_capacity(8 * (encoded.len() + 1));
-                let mut at = 0u64;
-                offsets.extend_from_slice(&at.to_le_bytes());
-                for (e, _) in &encoded {
-                    if width == 2 {
-                        ids.extend(e.iter().flat_map(|&i| (i as u16).to_le_bytes()));
-                    } else {
-                        ids.extend(e.iter().flat_map(|&i| i.to_le_bytes()));
-                    }
-                    at += e.len() as u64;
-                    offsets.extend_from_slice(&at.to_le_bytes());
+                let (flat, ends) = self.inner.encode_batch_flat(&refs, threads)?;
+                let ids: Vec<u8> = if width == 2 {
+                    flat.iter()
+                        .flat_map(|&i| (i as u16).to_le_bytes())
+                        .collect()
+                } else {
+                    flat.iter().flat_map(|&i| i.to_le_bytes()).collect()
+                };
+                let mut offsets = Vec::with_capacity(8 * (ends.len() + 1));
+                offsets.extend_from_slice(&0u64.to_le_bytes());
+                for &end in &ends {
+                    offsets.extend_from_slice(&(end as u64).to_le_bytes());
                 }
                 Ok((ids, offsets))
             })
             .map_err(to_py)?;
         Ok((PyByteArray::new(py, &ids), PyByteArray::new(py, &offsets)))
+    }
+}
+
+impl PyWordPiece {
+    /// `encode_batch_ids` on several threads: chunks of the batch are encoded on the pool while
+    /// this thread, holding the GIL, makes the lists of the chunks already done (the lists are
+    /// made under the GIL, one thread at a time: made after the encoding they were the larger
+    /// part of a two-thread call).
+    fn encode_batch_ids_pipelined<'py>(
+        &self,
+        py: Python<'py>,
+        refs: &[&str],
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let chunks = crate::wordpiece::batch_chunks(refs);
+        let pool = crate::threads::pool(threads).map_err(to_py)?;
+        let out = PyList::new(py, (0..refs.len()).map(|_| py.None()))?;
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<Rank>, Vec<usize>)>();
+        let rx = Mutex::new(rx);
+        std::thread::scope(|scope| -> PyResult<()> {
+            let (chunks, inner) = (&chunks, &self.inner);
+            scope.spawn(move || {
+                pool.install(|| {
+                    chunks
+                        .par_iter()
+                        .enumerate()
+                        .for_each_with(tx, |tx, (c, range)| {
+                            let (mut ids, mut ends) = (Vec::new(), Vec::with_capacity(range.len()));
+                            inner.encode_into(&refs[range.clone()], &mut ids, &mut ends);
+                            let _ = tx.send((c, ids, ends));
+                        })
+                })
+            });
+            while let Ok((c, ids, ends)) =
+                py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv())
+            {
+                let mut start = 0;
+                for (k, &end) in ends.iter().enumerate() {
+                    let one = &ids[start..end];
+                    start = end;
+                    let list =
+                        PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))?;
+                    out.set_item(chunks[c].start + k, list)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
 }
 
