@@ -54,3 +54,6 @@ pub type Rank = u32;
 
 // Array outputs and corpus encoding (issue 11): flat uint16/uint32 ids + document offsets.
 pub mod arrays;
+
+// Interop (issue 9): the vocab and merges of a Hugging Face tokenizer.json, read in one pass.
+pub mod hfjson;
