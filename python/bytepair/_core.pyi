@@ -146,6 +146,8 @@ class Encoder:
         replace_errors: bool = False,
         num_threads: int | None = None,
     ) -> tuple[bytearray, bytearray, int]: ...
+    # corpus encoding (issue 11): the vocabulary as one buffer, and the largest ordinary id
+    def vocab_table(self) -> tuple[bytes, int | None]: ...
 
 # ---- WordPiece (issue 10) ----
 
@@ -196,3 +198,7 @@ class WordCounter:
         continuation_order: list[str] | None = None,
         progress: Callable[[int], object] | None = None,
     ) -> list[str]: ...
+
+# ---- JSON lines for corpus encoding (issue 11) ----
+
+def jsonl_texts(data: bytes, start: int, field: str) -> tuple[list[str], int, int]: ...

@@ -37,7 +37,11 @@ def max_id(tok: Tokenizer) -> int:
     """The largest id the tokenizer can produce (ordinary or special)."""
     cached: int | None = getattr(tok, "_max_id_cache", None)
     if cached is None:
-        ids = list(tok._vocab.keys()) + list(tok.special_tokens.values())
+        if tok._vocab_dict is None:  # the extension's vocabulary: its largest id without a dict of it
+            top = tok._core.vocab_table()[1]
+            ids = ([] if top is None else [top]) + list(tok.special_tokens.values())
+        else:
+            ids = list(tok._vocab.keys()) + list(tok.special_tokens.values())
         cached = max(ids) if ids else 0
         tok._max_id_cache = cached  # type: ignore[attr-defined]
     return cached

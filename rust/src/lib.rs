@@ -54,3 +54,5 @@ pub type Rank = u32;
 
 // Array outputs and corpus encoding (issue 11): flat uint16/uint32 ids + document offsets.
 pub mod arrays;
+// The text field of JSON lines, read in Rust for corpus encoding (issue 11).
+pub mod jsonl;

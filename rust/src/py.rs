@@ -1058,6 +1058,28 @@ impl PyEncoder {
         let (ids, offsets) = flat_bytes(py, &parts, width, par.threads)?;
         Ok((ids, offsets, replaced))
     }
+
+    /// Corpus encoding (issue 11): the ordinary tokens in one buffer, by id, each as its id
+    /// and its length (u32 little-endian) then its bytes (what the corpus manifest hashes),
+    /// and the largest ordinary id (None when there is none). Made here, not from `vocab()`:
+    /// building 200,000 bytes objects and joining them took 0.3 s of every run on o200k.
+    fn vocab_table<'py>(&self, py: Python<'py>) -> (Bound<'py, PyBytes>, Option<Rank>) {
+        let bpe = &self.inner.bpe;
+        let (buf, top) = py.detach(|| {
+            let mut buf = Vec::new();
+            let mut top = None;
+            for id in 0..bpe.id_bound() as Rank {
+                if let Ok(b) = bpe.token_bytes(id) {
+                    buf.extend_from_slice(&id.to_le_bytes());
+                    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    buf.extend_from_slice(b);
+                    top = Some(id);
+                }
+            }
+            (buf, top)
+        });
+        (PyBytes::new(py, &buf), top)
+    }
 }
 
 /// The flat ids of `parts`, written by `threads` threads straight into a new bytearray, and
@@ -1391,6 +1413,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file_cuts, m)?)?;
     m.add_function(wrap_pyfunction!(train_counters, m)?)?;
     add_wordpiece(m)?; // WordPiece (issue 10)
+    add_jsonl(m)?; // JSON lines for corpus encoding (issue 11)
     Ok(())
 }
 
@@ -1538,3 +1561,24 @@ impl PyEncoder {
     }
 }
 // --- end Ctrl-C during long encode / count calls ---
+
+// ---- JSON lines for corpus encoding (issue 11) -----------------------------------------------
+
+/// The string `field` of each JSON line of `data[start:]`, up to the first line left to
+/// Python's `json` (see `jsonl::texts`): (texts, bytes read, lines read).
+#[pyfunction]
+fn jsonl_texts<'py>(
+    py: Python<'py>,
+    data: pyo3::pybacked::PyBackedBytes,
+    start: usize,
+    field: &str,
+) -> PyResult<(Bound<'py, PyList>, usize, usize)> {
+    let taken = py.detach(|| crate::jsonl::texts(&data, start, field));
+    Ok((PyList::new(py, taken.texts)?, taken.used, taken.lines))
+}
+
+fn add_jsonl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jsonl_texts, m)?)?;
+    Ok(())
+}
+// ---- end JSON lines ----------------------------------------------------------------------------

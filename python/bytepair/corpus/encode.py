@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bytepair.corpus import formats, manifest
+from bytepair.corpus import formats, jsonl, manifest
 from bytepair.errors import BytepairError, CorpusError
 
 if TYPE_CHECKING:
@@ -118,7 +118,8 @@ def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer
                 for unit in _stream_text(f, errors, tok):
                     yield unit, k
             continue
-        for doc in documents(f, text_field=text_field, errors=errors):
+        read = jsonl.documents if f.jsonl and not f.parquet else documents  # JSON lines: in Rust
+        for doc in read(f, text_field=text_field, errors=errors):
             if doc:
                 yield Unit(doc), k
 
