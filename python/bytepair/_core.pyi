@@ -125,6 +125,7 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         num_threads: int | None = None,
         chunk_bytes: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[bytearray, bytearray]: ...
     def encode_files(
         self,
@@ -145,6 +146,7 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         replace_errors: bool = False,
         num_threads: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[bytearray, bytearray, int]: ...
     # corpus encoding (issue 11): the vocabulary as one buffer, and the largest ordinary id
     def vocab_table(self) -> tuple[bytes, int | None]: ...

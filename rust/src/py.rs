@@ -977,7 +977,7 @@ impl PyEncoder {
     /// Encodes each text as one document into a flat buffer of `width`-byte (2 or 4)
     /// little-endian ids, with `separator` = (id, prepend) before or after each document.
     /// Returns (ids as a bytearray, document offsets as little-endian u64 in a bytearray, one more than texts).
-    #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None))]
+    #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None, edges=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_flat<'py>(
         &self,
@@ -988,6 +988,7 @@ impl PyEncoder {
         separator: Option<(Rank, bool)>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
+        edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let par = parallel(num_threads, chunk_bytes)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
@@ -995,7 +996,8 @@ impl PyEncoder {
         let parts = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_parts(&refs, &allowed, separator, par)
+                self.inner
+                    .encode_parts_edges(&refs, &allowed, separator, edges.as_deref(), par)
             })
             .map_err(to_py)?;
         flat_bytes(py, &parts, width, par.threads)
@@ -1032,7 +1034,9 @@ impl PyEncoder {
 
     /// `encode_files` over byte ranges (path, start, end) of files, each range one text
     /// (corpus encoding cuts large files into ranges at independent cuts).
-    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None))]
+    /// `edges`: for each range, whether it starts / ends a document (where `separator` goes);
+    /// by default each range is a whole document.
+    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None, edges=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_file_ranges<'py>(
         &self,
@@ -1043,6 +1047,7 @@ impl PyEncoder {
         separator: Option<(Rank, bool)>,
         replace_errors: bool,
         num_threads: Option<usize>,
+        edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, u64)> {
         let par = parallel(num_threads, None)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
@@ -1051,7 +1056,13 @@ impl PyEncoder {
             .detach(|| {
                 let (texts, replaced) = read_ranges(&ranges, replace_errors, par.threads)?;
                 let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
-                let parts = self.inner.encode_parts(&refs, &allowed, separator, par)?;
+                let parts = self.inner.encode_parts_edges(
+                    &refs,
+                    &allowed,
+                    separator,
+                    edges.as_deref(),
+                    par,
+                )?;
                 Ok((parts, replaced))
             })
             .map_err(to_py)?;

@@ -13,6 +13,29 @@ The pipeline (performance and design notes):
   threads, so a run killed at any moment restarts from the last manifest, skips the
   documents already written, drops the first tokens of the document a shard ended in, and
   writes the same bytes as a run that was never stopped.
+
+Where the time went (profiled with py-spy and per-stage timers on o200k, 40-50 MB of the bench
+corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
+- A fixed 0.43 s per run before any text was read: ``max_id`` built the 200,000-entry
+  ``Tokenizer._vocab`` dict (0.14 s, then 0.25 s with the list of its keys) and the manifest's
+  ``tokenizer_hash`` joined 200,000 Python bytes objects (0.17 s). On the 50 MB bench file
+  (0.8 s of encoding at 64 MB/s) that alone was the gap from ``encode_files`` (64 MB/s) to
+  encode-corpus (46 MB/s). Both now come from the extension (``Encoder.vocab_table``, a few ms),
+  with the same hash and the same largest id.
+- Once started, the pipeline overlaps: py-spy shows the encoding thread busy all the run and
+  the main thread mostly waiting on it; in CPU seconds per MB, encode-corpus (plain text and
+  JSON lines) is now within 2 % of ``encode_files`` at 1 thread. The main thread's own work per
+  batch is small against encoding: sha256 of the ids (hashlib, GIL released) about 6 % of
+  the encoding time, ``np.insert`` of the separators and the file write under 2 %, one fsync
+  per shard (overlapped with the next batch). What is not overlapped: the first batch's reading
+  and the last batch's write, the last shard's re-hash (its header changes) and its fsync.
+- Large plain-text files never pass through Python (``_file_ranges``: Rust reads byte ranges
+  cut at independent cuts on the encoding threads). Small text files are read by
+  ``sources.documents``, one ``str`` each.
+- JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
+  machine, and a core taken from the encoder on 2 cores): they are now read in Rust
+  (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
+  is not sure of, so errors and edge cases are Python's, unchanged.
 """
 
 from __future__ import annotations
@@ -187,39 +210,23 @@ def encode_units(
     separator: tuple[int, bool] | None,
     num_threads: int | None,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """The ids of a batch of units (all texts, or all file ranges) with their separators."""
+    """The ids of a batch of units (all texts, or all file ranges) with their separators (put
+    in Rust, before each unit that starts a document or after each that ends one)."""
     from bytepair.arrays import encode_documents
 
-    whole = all(u.start and u.end for u in units)
+    edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
     if units[0].range is not None:  # byte ranges of a large file, read in Rust
         ranges = [u.range for u in units if u.range is not None]
-        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(ranges, [], width=dt.itemsize, num_threads=num_threads)
+        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(
+            ranges, [], width=dt.itemsize, separator=separator, num_threads=num_threads, edges=edges
+        )
         ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
         offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
-        if separator is not None:
-            ids, offsets = _add_separators(ids, offsets, units, *separator)
         return ids, offsets
     texts = [u.text for u in units]
     if tok._normalize is not None:
         texts = [tok._normalize(t) for t in texts]
-    ids, offsets = encode_documents(
-        tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
-    )
-    if not whole and separator is not None:
-        ids, offsets = _add_separators(ids, offsets, units, *separator)
-    return ids, offsets
-
-
-def _add_separators(
-    ids: NDArray[Any], offsets: NDArray[np.int64], units: list[Unit], eot: int, prepend: bool
-) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """Puts ``eot`` before each unit that starts a document (or after each that ends one)."""
-    flags = np.array([u.start if prepend else u.end for u in units], dtype=bool)
-    at = offsets[:-1][flags] if prepend else offsets[1:][flags]
-    out = np.insert(ids, at, np.asarray(eot, dtype=ids.dtype))
-    # Each unit moves by the separators inserted before it (its own one included when prepended).
-    new_offsets = offsets + np.concatenate([[0], np.cumsum(flags)]).astype(np.int64)
-    return out, new_offsets
+    return encode_documents(tok, texts, allowed=[], dt=dt, separator=separator, num_threads=num_threads, edges=edges)
 
 
 class _Progress:
