@@ -110,6 +110,9 @@ def _sources(inputs: Any, text_field: str) -> Source:
 # where the tokenizer's split pattern ends a piece on its own (`safe_prefix`), so that memory
 # stays bounded for one huge document and the ids are those of the whole text.
 STREAM_BYTES = 32 << 20
+# The first batch is this size and each next one twice the last, up to ``batch_bytes``: the
+# encoder waits only for the first MB to be read (JSON lines: 16 MB took 0.1-0.4 s), not 16.
+FIRST_BATCH_BYTES = 1 << 20
 BLOCK_CHARS = 8 << 20
 
 
@@ -387,6 +390,7 @@ def encode_corpus(
         batch: list[Unit] = []
         first = start_doc
         size = 0
+        limit = min(batch_bytes, FIRST_BATCH_BYTES)  # small first batches: encoding starts sooner
         for unit, k in _units(files, source.text_field, errors, tok):
             if k > done_files:
                 done_files = k
@@ -401,9 +405,10 @@ def encode_corpus(
             batch.append(unit)
             size += unit.size()
             index += 1
-            if size >= batch_bytes:
+            if size >= limit:
                 yield first, batch
                 first, batch, size = index, [], 0
+                limit = min(batch_bytes, limit * 2)
         if batch:
             yield first, batch
 
