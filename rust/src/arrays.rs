@@ -42,7 +42,9 @@ impl Width {
         match n {
             2 => Ok(Width::U16),
             4 => Ok(Width::U32),
-            _ => Err(Error::Invalid(format!("id width must be 2 or 4 bytes, not {n}"))),
+            _ => Err(Error::Invalid(format!(
+                "id width must be 2 or 4 bytes, not {n}"
+            ))),
         }
     }
 }
@@ -365,7 +367,10 @@ mod tests {
                     }
                     offsets.push(expect.len() as u64);
                 }
-                assert_eq!(flat, expect, "threads {threads} chunk {chunk:?} sep {sep:?}");
+                assert_eq!(
+                    flat, expect,
+                    "threads {threads} chunk {chunk:?} sep {sep:?}"
+                );
                 assert_eq!(parts.offsets, offsets);
             }
         }
@@ -378,9 +383,14 @@ mod tests {
         let each_ids = each(&enc, &texts);
         let edges = [(true, false), (false, true), (true, true), (false, false)];
         for (threads, prepend) in [(1, true), (2, false), (3, true)] {
-            let par = Parallel { threads, chunk_bytes: Some(3) };
+            let par = Parallel {
+                threads,
+                chunk_bytes: Some(3),
+            };
             let sep = Some(Separator { id: 9, prepend });
-            let parts = enc.encode_parts_edges(&texts, &[], sep, Some(&edges), par).unwrap();
+            let parts = enc
+                .encode_parts_edges(&texts, &[], sep, Some(&edges), par)
+                .unwrap();
             let mut expect = Vec::new();
             let mut offsets = vec![0u64];
             for (ids, &(s, e)) in each_ids.iter().zip(&edges) {
@@ -396,7 +406,9 @@ mod tests {
             assert_eq!(parts.to_vec(), expect);
             assert_eq!(parts.offsets, offsets);
         }
-        assert!(enc.encode_parts_edges(&texts, &[], None, Some(&edges[..2]), Parallel::SERIAL).is_err());
+        assert!(enc
+            .encode_parts_edges(&texts, &[], None, Some(&edges[..2]), Parallel::SERIAL)
+            .is_err());
     }
 
     #[test]
@@ -417,7 +429,10 @@ mod tests {
             .chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
-        assert_eq!(ids, parts.to_vec().iter().map(|&i| i as u16).collect::<Vec<_>>());
+        assert_eq!(
+            ids,
+            parts.to_vec().iter().map(|&i| i as u16).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -441,7 +456,8 @@ mod tests {
         let path = dir.join("r.txt");
         std::fs::write(&path, b"line one\nline \xff two\n").unwrap();
         let p = path.to_string_lossy().to_string();
-        let (texts, _) = read_ranges(&[(p.clone(), 0, 9), (p.clone(), 17, u64::MAX)], false, 2).unwrap();
+        let (texts, _) =
+            read_ranges(&[(p.clone(), 0, 9), (p.clone(), 17, u64::MAX)], false, 2).unwrap();
         assert_eq!(texts, vec!["line one\n".to_string(), "wo\n".to_string()]);
         match read_ranges(&[(p.clone(), 9, 30)], false, 1) {
             Err(Error::Utf8 { offset, .. }) => assert_eq!(offset, 14),

@@ -32,7 +32,10 @@ pub fn texts(data: &[u8], start: usize, field: &str) -> Taken {
     while pos < data.len() {
         let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |i| pos + i + 1);
         let line = &data[pos..end];
-        if !line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | 0x1c..=0x1f)) {
+        if !line
+            .iter()
+            .all(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | 0x1c..=0x1f))
+        {
             if std::str::from_utf8(line).is_err() {
                 break;
             }
@@ -272,7 +275,8 @@ impl Parser<'_> {
                         b't' => out.push('\t'),
                         b'u' => {
                             let u = self.hex4()?;
-                            if (0xD800..0xDC00).contains(&u) && self.s[self.i..].starts_with(b"\\u") {
+                            if (0xD800..0xDC00).contains(&u) && self.s[self.i..].starts_with(b"\\u")
+                            {
                                 let back = self.i;
                                 self.i += 2;
                                 match self.hex4() {
@@ -311,9 +315,19 @@ mod tests {
     fn reads_the_field_as_json_does() {
         let f = |l: &str| field_of(l.as_bytes(), "text");
         assert_eq!(f(r#"{"text": "a\nb"}"#).as_deref(), Some("a\nb"));
-        assert_eq!(f(r#" {"id": [1, {"x": null}], "text": "\u00e9\ud83d\ude00", "n": -1.5e3}  "#).as_deref(), Some("é😀"));
-        assert_eq!(f(r#"{"text": "first", "text": "last"}"#).as_deref(), Some("last"));
-        assert_eq!(f(r#"{"text": "\ud800x\udc00"}"#).as_deref(), Some("\u{FFFD}x\u{FFFD}"));
+        assert_eq!(
+            f(r#" {"id": [1, {"x": null}], "text": "\u00e9\ud83d\ude00", "n": -1.5e3}  "#)
+                .as_deref(),
+            Some("é😀")
+        );
+        assert_eq!(
+            f(r#"{"text": "first", "text": "last"}"#).as_deref(),
+            Some("last")
+        );
+        assert_eq!(
+            f(r#"{"text": "\ud800x\udc00"}"#).as_deref(),
+            Some("\u{FFFD}x\u{FFFD}")
+        );
         assert_eq!(f(r#"{"te\u0078t": "esc key"}"#).as_deref(), Some("esc key"));
         for bad in [
             r#"{"text": 1}"#,
@@ -334,7 +348,8 @@ mod tests {
 
     #[test]
     fn stops_at_the_first_line_left_to_python() {
-        let data = b"{\"text\": \"a\"}\n\n  \r\n{\"text\": \"b\"}\n{\"text\": NaN}\n{\"text\": \"c\"}";
+        let data =
+            b"{\"text\": \"a\"}\n\n  \r\n{\"text\": \"b\"}\n{\"text\": NaN}\n{\"text\": \"c\"}";
         let t = texts(data, 0, "text");
         assert_eq!(t.texts, vec!["a", "b"]);
         assert_eq!(t.lines, 4);
@@ -342,7 +357,10 @@ mod tests {
         assert!(t.used < rest && data[t.used..].starts_with(b"{\"text\": NaN"));
         let after = t.used + b"{\"text\": NaN}\n".len();
         let t = texts(data, after, "text");
-        assert_eq!((t.texts, t.lines, after + t.used), (vec!["c".to_string()], 1, data.len()));
+        assert_eq!(
+            (t.texts, t.lines, after + t.used),
+            (vec!["c".to_string()], 1, data.len())
+        );
         let t = texts(b"{\"text\": \"\xff\"}\n", 0, "text");
         assert_eq!((t.used, t.lines), (0, 0));
     }
