@@ -285,14 +285,20 @@ def merges_txt(tok: Tokenizer, strings: dict[int, str] | None = None) -> str:
 def check_exportable(tok: Tokenizer, what: str) -> dict[int, str]:
     """GPT-2 and Hugging Face byte-level files show tokens as strings: a special token's text
     must not also be an ordinary token's string. Returns the strings, ``{id: string}``."""
-    strings = token_strings(tok)
-    specials = {t: i for t, i in tok._special_tokens.items() if tok._core.lookup(t.encode()) != i}
-    if specials:
-        taken = set(strings.values())
-        for text in specials:
-            if text in taken:
+    check_specials_exportable(tok, what)
+    return token_strings(tok)
+
+
+def check_specials_exportable(tok: Tokenizer, what: str) -> None:
+    """:func:`check_exportable` without making the strings: a special token written into the
+    vocabulary (see :func:`vocab_json`) must not read as an ordinary token's string, i.e. its
+    text must not be GPT-2's string of an ordinary token's bytes (strings and bytes correspond
+    one to one)."""
+    for text, i in tok._special_tokens.items():
+        if tok._core.lookup(text.encode()) != i:
+            raw = unicode_to_bytes(text)
+            if raw and tok._core.lookup(raw) is not None:
                 raise FormatError(f"cannot write {what}: the special token {text!r} reads as an ordinary token's string")
-    return strings
 
 
 def dump_gpt2(tok: Tokenizer, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
