@@ -8,6 +8,7 @@ from typing_extensions import Self
 __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
 __all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
 __all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader (issue 9)
+__all__ += ["jsonl_texts"]  # JSON lines for corpus encoding (issue 11)
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
@@ -127,6 +128,7 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         num_threads: int | None = None,
         chunk_bytes: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[bytearray, bytearray]: ...
     def encode_files(
         self,
@@ -147,7 +149,10 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         replace_errors: bool = False,
         num_threads: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[bytearray, bytearray, int]: ...
+    # corpus encoding (issue 11): the vocabulary as one buffer, and the largest ordinary id
+    def vocab_table(self) -> tuple[bytes, int | None]: ...
 
 # ---- WordPiece (issue 10) ----
 
@@ -249,3 +254,7 @@ class HfVocab:
     def items(self) -> list[tuple[int, bytes]]: ...
     def merge_ids(self) -> list[tuple[int, int]]: ...
     def rank_encoder(self, pattern: str | None, special_tokens: list[tuple[str, int]]) -> Encoder | None: ...
+
+# ---- JSON lines for corpus encoding (issue 11) ----
+
+def jsonl_texts(data: bytes, start: int, field: str) -> tuple[list[str], int, int]: ...

@@ -54,7 +54,7 @@ def load(
 
         tj = os.path.join(where, "tokenizer.json")
         if os.path.exists(tj):
-            from bytepair.formats.gpt2 import read_json
+            from bytepair._json import read_json
             from bytepair.formats.hf import _load_pretrained_fast
 
             fast = _load_pretrained_fast(where)  # a byte-level BPE file, well formed
@@ -94,7 +94,7 @@ def load(
     if head.lstrip()[:1] != b"{":
         raise _unknown(where, "not a format bytepair recognises")
     from bytepair.formats import _hf_fast
-    from bytepair.formats.gpt2 import read_json
+    from bytepair._json import read_json
 
     fast = _hf_fast.load(where)  # a byte-level BPE tokenizer.json, well formed
     if fast is not None:

@@ -57,3 +57,6 @@ pub mod arrays;
 
 // Interop (issue 9): the vocab and merges of a Hugging Face tokenizer.json, read in one pass.
 pub mod hfjson;
+
+// The text field of JSON lines, read in Rust for corpus encoding (issue 11).
+pub mod jsonl;

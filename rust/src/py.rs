@@ -1006,7 +1006,7 @@ impl PyEncoder {
     /// Encodes each text as one document into a flat buffer of `width`-byte (2 or 4)
     /// little-endian ids, with `separator` = (id, prepend) before or after each document.
     /// Returns (ids as a bytearray, document offsets as little-endian u64 in a bytearray, one more than texts).
-    #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None))]
+    #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None, edges=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_flat<'py>(
         &self,
@@ -1017,6 +1017,7 @@ impl PyEncoder {
         separator: Option<(Rank, bool)>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
+        edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let par = parallel(num_threads, chunk_bytes)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
@@ -1024,7 +1025,8 @@ impl PyEncoder {
         let parts = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_parts(&refs, &allowed, separator, par)
+                self.inner
+                    .encode_parts_edges(&refs, &allowed, separator, edges.as_deref(), par)
             })
             .map_err(to_py)?;
         flat_bytes(py, &parts, width, par.threads)
@@ -1061,7 +1063,9 @@ impl PyEncoder {
 
     /// `encode_files` over byte ranges (path, start, end) of files, each range one text
     /// (corpus encoding cuts large files into ranges at independent cuts).
-    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None))]
+    /// `edges`: for each range, whether it starts / ends a document (where `separator` goes);
+    /// by default each range is a whole document.
+    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None, edges=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_file_ranges<'py>(
         &self,
@@ -1072,6 +1076,7 @@ impl PyEncoder {
         separator: Option<(Rank, bool)>,
         replace_errors: bool,
         num_threads: Option<usize>,
+        edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, u64)> {
         let par = parallel(num_threads, None)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
@@ -1080,12 +1085,40 @@ impl PyEncoder {
             .detach(|| {
                 let (texts, replaced) = read_ranges(&ranges, replace_errors, par.threads)?;
                 let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
-                let parts = self.inner.encode_parts(&refs, &allowed, separator, par)?;
+                let parts = self.inner.encode_parts_edges(
+                    &refs,
+                    &allowed,
+                    separator,
+                    edges.as_deref(),
+                    par,
+                )?;
                 Ok((parts, replaced))
             })
             .map_err(to_py)?;
         let (ids, offsets) = flat_bytes(py, &parts, width, par.threads)?;
         Ok((ids, offsets, replaced))
+    }
+
+    /// Corpus encoding (issue 11): the ordinary tokens in one buffer, by id, each as its id
+    /// and its length (u32 little-endian) then its bytes (what the corpus manifest hashes),
+    /// and the largest ordinary id (None when there is none). Made here, not from `vocab()`:
+    /// building 200,000 bytes objects and joining them took 0.3 s of every run on o200k.
+    fn vocab_table<'py>(&self, py: Python<'py>) -> (Bound<'py, PyBytes>, Option<Rank>) {
+        let bpe = &self.inner.bpe;
+        let (buf, top) = py.detach(|| {
+            let mut buf = Vec::new();
+            let mut top = None;
+            for id in 0..bpe.id_bound() as Rank {
+                if let Ok(b) = bpe.token_bytes(id) {
+                    buf.extend_from_slice(&id.to_le_bytes());
+                    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    buf.extend_from_slice(b);
+                    top = Some(id);
+                }
+            }
+            (buf, top)
+        });
+        (PyBytes::new(py, &buf), top)
     }
 }
 
@@ -1560,6 +1593,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_counters, m)?)?;
     add_wordpiece(m)?; // WordPiece (issue 10)
     add_hf_json(m)?; // Hugging Face tokenizer.json, the fast reader (issue 9)
+    add_jsonl(m)?; // JSON lines for corpus encoding (issue 11)
     Ok(())
 }
 
@@ -1827,3 +1861,24 @@ fn add_hf_json(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 // ---- end Hugging Face tokenizer.json --------------------------------------------------------
+
+// ---- JSON lines for corpus encoding (issue 11) -----------------------------------------------
+
+/// The string `field` of each JSON line of `data[start:]`, up to the first line left to
+/// Python's `json` (see `jsonl::texts`): (texts, bytes read, lines read).
+#[pyfunction]
+fn jsonl_texts<'py>(
+    py: Python<'py>,
+    data: pyo3::pybacked::PyBackedBytes,
+    start: usize,
+    field: &str,
+) -> PyResult<(Bound<'py, PyList>, usize, usize)> {
+    let taken = py.detach(|| crate::jsonl::texts(&data, start, field));
+    Ok((PyList::new(py, taken.texts)?, taken.used, taken.lines))
+}
+
+fn add_jsonl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jsonl_texts, m)?)?;
+    Ok(())
+}
+// ---- end JSON lines ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bytepair import _core
+from bytepair import _core, _json
 from bytepair.errors import BytepairError, FormatError
 from bytepair.formats import gpt2, hf
 from bytepair.patterns import resolve
@@ -48,8 +48,8 @@ def _rest(data: bytes, model: _core.HfModel) -> dict[str, Any] | None:
         at = end
     out += data[at:]
     try:
-        doc = json.loads(out.decode("utf-8"), object_pairs_hook=gpt2._no_duplicate_keys)
-    except (ValueError, RecursionError, gpt2._DuplicateKey):
+        doc = json.loads(out.decode("utf-8"), object_pairs_hook=_json.no_duplicate_keys)
+    except (ValueError, RecursionError, _json.DuplicateKey):
         return None
     if not isinstance(doc, dict) or doc.get("format") == "bytepair-tokenizer":
         return None
@@ -83,7 +83,7 @@ def _rank_tokenizer(
 
 
 def load(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer | None:
-    """The tokenizer ``hf.from_hf_dict(gpt2.read_json(path), where=path, roles=roles)``
+    """The tokenizer ``hf.from_hf_dict(_json.read_json(path), where=path, roles=roles)``
     returns, or None (see the module doc)."""
     try:
         with open(path, "rb") as f:

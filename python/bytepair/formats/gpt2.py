@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._json import read_json, read_text
 from bytepair.errors import BytepairError, FormatError
 from bytepair.tokenizer import Tokenizer
 
@@ -213,44 +214,6 @@ def check_special_ids(specials: Mapping[str, int], n_tokens: int, where: str) ->
     for text, i in specials.items():
         if i > limit:
             raise FormatError(f"{where}: the special token {text!r} has the id {i}, far beyond the {n_tokens} tokens")
-
-
-def read_text(path: str) -> str:
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json's object hook: a repeated key (two ids for one token) is an error, not the last one
-    silently winning. One call per JSON object; the vocabulary is one call."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-def read_json(path: str) -> object:
-    text = read_text(path)
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey as e:
-        raise FormatError(f"{path}: the key {e.args[0]!r} appears twice in one object") from None
-    except json.JSONDecodeError as e:
-        raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
-    except RecursionError:
-        raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
 
 
 def token_strings(tok: Tokenizer) -> dict[int, str]:

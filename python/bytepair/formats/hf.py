@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._json import read_json
 from bytepair import _core
 from bytepair.errors import BytepairError, BytepairWarning, FormatError
 from bytepair.formats import gpt2
@@ -349,7 +350,7 @@ def _load_file(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer:
 
     tok = _hf_fast.load(path, roles)
     if tok is None:
-        tok = from_hf_dict(gpt2.read_json(path), where=path, roles=roles)
+        tok = from_hf_dict(read_json(path), where=path, roles=roles)
     return tok
 
 
@@ -360,7 +361,7 @@ def _roles_of(directory: str) -> dict[str, str]:
         p = os.path.join(directory, name)
         if not os.path.exists(p):
             continue
-        doc = gpt2.read_json(p)
+        doc = read_json(p)
         if not isinstance(doc, dict):
             raise FormatError(f"{p}: expected a JSON object")
         for role in ROLES:
@@ -409,7 +410,7 @@ def _added_tokens_of(directory: str) -> dict[str, int]:
     p = os.path.join(directory, "tokenizer_config.json")
     if not os.path.exists(p):
         return {}
-    doc = gpt2.read_json(p)
+    doc = read_json(p)
     decoder = doc.get("added_tokens_decoder") if isinstance(doc, dict) else None
     out: dict[str, int] = {}
     if isinstance(decoder, dict):
