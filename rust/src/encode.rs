@@ -1521,15 +1521,19 @@ impl Encoder {
         mut f: impl FnMut(Item<'t>) -> ControlFlow<B>,
     ) -> Result<ControlFlow<B>> {
         let Some(m) = matcher else {
-            return self
-                .pretok
-                .try_for_each_piece_bytes(text, #[inline(always)] |p| f(Item::Piece(p)));
+            return self.pretok.try_for_each_piece_bytes(
+                text,
+                #[inline(always)]
+                |p| f(Item::Piece(p)),
+            );
         };
         let mut start = 0;
         for hit in m.automaton.find_iter(text) {
-            let flow = self
-                .pretok
-                .try_for_each_piece_bytes(&text[start..hit.start()], #[inline(always)] |p| f(Item::Piece(p)))?;
+            let flow = self.pretok.try_for_each_piece_bytes(
+                &text[start..hit.start()],
+                #[inline(always)]
+                |p| f(Item::Piece(p)),
+            )?;
             if flow.is_break() {
                 return Ok(flow);
             }
@@ -1538,8 +1542,11 @@ impl Encoder {
             }
             start = hit.end();
         }
-        self.pretok
-            .try_for_each_piece_bytes(&text[start..], #[inline(always)] |p| f(Item::Piece(p)))
+        self.pretok.try_for_each_piece_bytes(
+            &text[start..],
+            #[inline(always)]
+            |p| f(Item::Piece(p)),
+        )
     }
 
     pub(crate) fn encode_chunk(
@@ -1549,14 +1556,18 @@ impl Encoder {
         out: &mut Vec<Rank>,
     ) -> Result<()> {
         let mut cache = self.cache();
-        self.walk(text, matcher, #[inline(always)]
-        |item| {
-            match item {
-                Item::Piece(p) => self.bpe.encode_piece_cached(p, cache.as_deref_mut(), out),
-                Item::Special(id) => out.push(id),
-            }
-            ControlFlow::<()>::Continue(())
-        })
+        self.walk(
+            text,
+            matcher,
+            #[inline(always)]
+            |item| {
+                match item {
+                    Item::Piece(p) => self.bpe.encode_piece_cached(p, cache.as_deref_mut(), out),
+                    Item::Special(id) => out.push(id),
+                }
+                ControlFlow::<()>::Continue(())
+            },
+        )
         .map(drop)
     }
 
@@ -2035,7 +2046,10 @@ mod tests {
                     let mut other = piece.clone();
                     other[at] = x;
                     let mut out = Vec::new();
-                    assert!(!cache.get_into(&other, head(&other), h, &mut out), "{len} {at}");
+                    assert!(
+                        !cache.get_into(&other, head(&other), h, &mut out),
+                        "{len} {at}"
+                    );
                     assert!(out.is_empty());
                 }
             }

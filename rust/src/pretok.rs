@@ -665,7 +665,9 @@ fn o200k_ascii(b: &[u8], i: usize) -> Option<usize> {
         // ` ?O+[\r\n/]*`: `x` is O, or a space before an O; the next byte is not a letter.
         let start = if k & OTHER != 0 {
             i + 1
-        } else if x == b' ' && next.is_some_and(|c| c < 0x80 && tables::ASCII[c as usize] & OTHER != 0) {
+        } else if x == b' '
+            && next.is_some_and(|c| c < 0x80 && tables::ASCII[c as usize] & OTHER != 0)
+        {
             i + 2
         } else {
             return None;
@@ -1229,12 +1231,39 @@ mod tests {
         let pairs = pairs();
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         let atoms: &[&str] = &[
-            " ", " ", "\n", "\r\n", "\t", "'", "'s", "'LL", "\u{17F}", ".", ",", "/", "(", "1",
-            "23", "456", "A", "Q", "\u{C9}", "\u{E9}", "\u{301}", "\u{416}", "\u{436}", "\u{663}",
-            "\u{4F60}", "\u{1F600}", "\u{A0}", "\u{2028}",
+            " ",
+            " ",
+            "\n",
+            "\r\n",
+            "\t",
+            "'",
+            "'s",
+            "'LL",
+            "\u{17F}",
+            ".",
+            ",",
+            "/",
+            "(",
+            "1",
+            "23",
+            "456",
+            "A",
+            "Q",
+            "\u{C9}",
+            "\u{E9}",
+            "\u{301}",
+            "\u{416}",
+            "\u{436}",
+            "\u{663}",
+            "\u{4F60}",
+            "\u{1F600}",
+            "\u{A0}",
+            "\u{2028}",
         ];
         let letters = |rng: &mut Rng, n: usize| -> String {
-            (0..n).map(|_| (b'a' + rng.below(26) as u8) as char).collect()
+            (0..n)
+                .map(|_| (b'a' + rng.below(26) as u8) as char)
+                .collect()
         };
         for _ in 0..3000 {
             let mut text = String::new();
@@ -1263,7 +1292,11 @@ mod tests {
         for n in 0..=40 {
             let word = "x".repeat(n);
             for edge in ["", ".", "\u{E9}", "\u{301}", "A", "'s", "1", "\n"] {
-                for text in [format!("{word}{edge}"), format!(" {word}{edge}"), format!("Q{word}{edge}")] {
+                for text in [
+                    format!("{word}{edge}"),
+                    format!(" {word}{edge}"),
+                    format!("Q{word}{edge}"),
+                ] {
                     for pair in &pairs {
                         check(pair, &text);
                     }
