@@ -99,8 +99,10 @@
 //!   spans of several pieces (which would skip the scanner too).
 //! - The warm path, first cuts (issue 11; cachegrind on `rust/examples/warm.rs`, o200k, one
 //!   thread, instructions of one warm pass = run with 2 passes minus run with 1):
-//!   tinyshakespeare (258.6 k pieces) 58.5 M -> 44.1 M (226 -> 170 per piece); 816 KiB of this
-//!   repository's Rust and Python source 67.8 M -> 55.5 M. In the order measured on
+//!   tinyshakespeare (258.6 k pieces) 58.5 M -> 42.6 M (226 -> 165 per piece); 816 KiB of this
+//!   repository's Rust and Python source 67.8 M -> 53.8 M (cold 71.1 M -> 57.5 M); 1 MiB of
+//!   `make_corpus.py`'s multilingual text 56.2 M -> 45.6 M (cold 92.7 M -> 84.0 M). In the order
+//!   measured on
 //!   tinyshakespeare: the hot case of `encode_piece_cached` (1 to 8 bytes, one token) inlined
 //!   with the rest out of line in `encode_piece_slow` (alone: no gain, 60.0 M, because the
 //!   closure it landed in was itself called per piece); the ASCII fast path of the o200k
@@ -110,7 +112,8 @@
 //!   hot case are one loop with no call per piece (52.6 M, then 47.6 M with the scanner called
 //!   directly rather than as a function value); the piece cache comparing its key's first 8
 //!   bytes with the head word instead of building each word by a copy (46.3 M); lowercase runs
-//!   8 bytes at a time (44.1 M). What is left per piece: ~55 instructions in the scanner, ~45
+//!   8 bytes at a time (44.1 M); the `MutexGuard` of the piece cache turned into an
+//!   `Option<&mut>` once per chunk rather than per piece (42.6 M). What is left per piece: ~55 instructions in the scanner, ~45
 //!   in hashing, probing and pushing, and ~300 per piece that is not one token (second hash,
 //!   cache probe and key compare, copying its ids), about 10 % of pieces.
 //!   Not tried for lack of time: a head word loaded from the text (8 bytes past the piece
@@ -1555,7 +1558,8 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
-        let mut cache = self.cache();
+        let mut guard = self.cache();
+        let mut cache = guard.as_deref_mut();
         self.walk(
             text,
             matcher,
