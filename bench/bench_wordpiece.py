@@ -10,10 +10,16 @@ Peers, each measured in this run on the same documents: Hugging Face `tokenizers
 `nanotoken` (`encode_batch_list(..., parallel=False)`) when installed. The tokenizer is a
 WordPiece vocabulary of 30,522 trained by HF's WordPieceTrainer on the first part of the corpus,
 loaded by all three from the same tokenizer.json. "first" is the first pass over the documents
-with a fresh tokenizer; "warm" the best of the next two passes. Ids are checked equal.
+with a fresh tokenizer; "warm" the best of the next two passes. Ids are checked equal. Before
+the first pass the process makes and drops lists shaped like the output (no tokenizer involved),
+so that whoever runs first does not pay alone for growing the Python heap. Two threads: bytepair
+(num_threads=2) and nanotoken (parallel=True) in this process, HF `tokenizers` in a child
+process with RAYON_NUM_THREADS=2 (its pool size is fixed when it is imported).
 
-Long word: one word of n characters with max_input_chars_per_word raised above n, best of 20
-runs; the time for 20,000 characters against 2,500 (linear: about 8x). HF runs only 2,500.
+Long word: one word of n characters with max_input_chars_per_word raised above n, best of 5
+runs; the time for 160,000 characters against 20,000 (linear: about 8x). HF's encoder is cubic
+on such a word (hundreds of ms at 2,500 characters), so it runs only 2,500 and 5,000 (one run
+each): 2x the length costs it about 8x.
 
 Training: `algorithm="hf"` and `algorithm="score"` against HF WordPieceTrainer at vocab 30,522,
 each in its own process, wall time and peak RSS (VmHWM of the child: ru_maxrss would
@@ -93,6 +99,9 @@ def bench_encode(path: str, docs: list[str]) -> None:
         )
     except ImportError:
         print("  (nanotoken is not installed: pip install nanotoken)")
+    # Grow the Python heap once, for everyone: lists of ints shaped like the output.
+    shaped = [list(range(len(d) // 4 + 1)) for d in docs]
+    del shaped
     results = {}
     reference = None
     for name, (make, run) in runners.items():
@@ -115,11 +124,53 @@ def bench_encode(path: str, docs: list[str]) -> None:
     two = {"bytepair": (ours, lambda t, d: t.encode_batch(d, num_threads=2))}
     if "nanotoken" in runners:
         two["nanotoken"] = (runners["nanotoken"][0], lambda t, d: t.encode_batch_list(d, add_special_tokens=False, parallel=True))
+    res2 = {}
     for name, (make, run) in two.items():
         tok = make()
         first, _ = timed(lambda d: run(tok, d), docs)
         warm = min(timed(lambda d: run(tok, d), docs)[0] for _ in range(2))
+        res2[name] = (first, warm)
         print(f"  {name:<11} first {mb / first:8.1f} MB/s   warm {mb / warm:8.1f} MB/s")
+    hf2 = hf_two_threads(path, docs)
+    if hf2 is not None:
+        res2["tokenizers"] = hf2
+        print(f"  {'tokenizers':<11} first {mb / hf2[0]:8.1f} MB/s   warm {mb / hf2[1]:8.1f} MB/s   (child process)")
+    b = res2["bytepair"]
+    for name, (first, warm) in res2.items():
+        if name != "bytepair":
+            print(f"  bytepair / {name}: first {first / b[0]:.2f}x, warm {warm / b[1]:.2f}x")
+
+
+HF_CHILD = r"""
+import json, sys, time
+from tokenizers import Tokenizer
+path, docs_path = sys.argv[1], sys.argv[2]
+docs = json.load(open(docs_path, encoding="utf-8"))
+tok = Tokenizer.from_file(path)
+t = time.perf_counter(); tok.encode_batch(docs, add_special_tokens=False); first = time.perf_counter() - t
+warm = []
+for _ in range(2):
+    t = time.perf_counter(); tok.encode_batch(docs, add_special_tokens=False); warm.append(time.perf_counter() - t)
+print(json.dumps([first, min(warm)]))
+"""
+
+
+def hf_two_threads(path: str, docs: list[str]) -> tuple[float, float] | None:
+    """HF tokenizers' encode_batch on two threads, in a child process (first, warm seconds)."""
+    docs_path = os.path.join(tempfile.mkdtemp(), "docs.json")
+    with open(docs_path, "w", encoding="utf-8") as f:
+        json.dump(docs, f)
+    env = dict(os.environ, RAYON_NUM_THREADS="2", TOKENIZERS_PARALLELISM="true")
+    try:
+        out = subprocess.run([sys.executable, "-c", HF_CHILD, path, docs_path], capture_output=True, text=True, env=env, timeout=600)
+    except subprocess.TimeoutExpired:
+        print("  tokenizers: over 600 s on two threads, left out")
+        return None
+    if out.returncode:
+        print(f"  tokenizers: failed: {out.stderr.strip()[-300:]}")
+        return None
+    first, warm = json.loads(out.stdout.strip().splitlines()[-1])
+    return first, warm
 
 
 def bench_long_word(path: str) -> None:
@@ -134,21 +185,21 @@ def bench_long_word(path: str) -> None:
     hf = Tokenizer.from_str(json.dumps(data))
     base = "antidisestablishmentarianism"
     times = {}
-    for n in (2_500, 5_000, 10_000, 20_000):
+    for n in (2_500, 5_000, 20_000, 160_000):
         word = (base * (n // len(base) + 1))[:n]
         runs = []
-        for _ in range(20):
+        for _ in range(5):
             t = time.perf_counter()
             ours.encode(word)
             runs.append(time.perf_counter() - t)
         times[n] = min(runs)
-        line = f"  {n:>6} chars: bytepair {times[n] * 1e3:8.3f} ms"
-        if n <= 2_500:
+        line = f"  {n:>7,} chars: bytepair {times[n] * 1e3:9.3f} ms"
+        if n <= 5_000:
             t = time.perf_counter()
             hf.encode(word, add_special_tokens=False)
             line += f"   tokenizers {(time.perf_counter() - t) * 1e3:10.1f} ms"
         print(line)
-    print(f"  time(20,000) / time(2,500) = {times[20_000] / times[2_500]:.2f} (8x the length)")
+    print(f"  bytepair: time(160,000) / time(20,000) = {times[160_000] / times[20_000]:.2f} (8x the length; linear: about 8)")
 
 
 TRAIN_CHILD = r"""

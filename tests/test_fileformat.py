@@ -109,6 +109,15 @@ def test_not_json_names_line_and_column(tmp_path: Path) -> None:
         bytepair.load(str(path))
 
 
+def test_a_key_twice_in_one_object_is_refused(tmp_path: Path) -> None:
+    # The last of two values would otherwise win silently (two ids for one token).
+    text = json.dumps(_saved(tmp_path))
+    path = tmp_path / "twice.json"
+    path.write_text(text.replace('{"format"', '{"version": 7, "format"', 1), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"twice.json: the key 'version' appears twice"):
+        bytepair.load(str(path))
+
+
 def test_missing_file() -> None:
     with pytest.raises(FileNotFoundError):
         bytepair.load("/nonexistent/tok.json")

@@ -19,34 +19,87 @@ def tok() -> Tokenizer:
     return Tokenizer(vocab, [(b"a", b"b"), (b" ", b"ab"), (b"\n", b"\n")], pattern="gpt4")
 
 
-@pytest.mark.parametrize("call", ["encode", "encode_batch", "count", "count_batch"])
-def test_ctrl_c_interrupts_a_long_call(call: str) -> None:
-    # The child signals itself from a thread once the call has started and must end with
-    # KeyboardInterrupt; a child that has to be killed by the timeout fails the test. For
-    # count_batch the batch (one 8 MB string, shared, 4000 times) takes far longer than the
-    # timeout unless the call stops at the signal; for the others the input is kept to what
-    # memory allows, so they check that the interruption is clean.
-    code = textwrap.dedent(f"""
-        import os, signal, sys, threading, time
-        from tests.test_interrupt import tok
-        t = tok()
-        text = ("ab cd ab\\n\\nxy " * 20 + "\\n") * 50_000
-        def fire():
-            time.sleep(0.5)
-            os.kill(os.getpid(), signal.SIGINT)
-        threading.Thread(target=fire).start()
-        print("START", flush=True)
-        n = 4000 if "{call}" == "count_batch" else 2
-        arg = [text] * n if "{call}".endswith("batch") else text
-        for _ in range(50):
-            getattr(t, "{call}")(arg)
-        print("DONE", flush=True)
+def run_child(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=240
+    )
+
+
+# Without rounds the interrupt still comes, but only once the call has returned; so each test
+# below tells "interrupted inside the call" from "after it" by something the call leaves behind,
+# not by how long it took.
+
+PRELUDE = """
+    import os, signal, sys, threading, time, tracemalloc, resource
+    from tests.test_interrupt import tok
+    t = tok()
+    text = ("ab cd ab\\n\\nxy " * 20 + "\\n") * 400_000   # about 100 MB, about 7 ids per 13 bytes
+    seen = {}
+    def handler(signum, frame):
+        seen["traced"] = tracemalloc.get_traced_memory()[0]
+        seen["cpu"] = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, handler)
+    def fire():
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+@pytest.mark.parametrize("call", ["encode", "encode_batch"])
+def test_ctrl_c_stops_encoding_before_the_ids_are_built(call: str) -> None:
+    # The handler records the Python memory traced since the call began: after a completed
+    # call it would include the list of ~50 million ids (400 MB of pointers); interrupted
+    # between rounds, no list has been made.
+    proc = run_child(PRELUDE + f"""
+    arg = [text, text] if "{call}" == "encode_batch" else text
+    tracemalloc.start()
+    threading.Thread(target=fire).start()
+    try:
+        t.{call}(arg)
+        print("RETURNED")
+    except KeyboardInterrupt:
+        print("TRACED", seen["traced"])
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "START" in proc.stdout
-    assert "DONE" not in proc.stdout
-    assert proc.returncode != 0
-    assert "KeyboardInterrupt" in proc.stderr
+    assert "RETURNED" not in proc.stdout, proc.stderr
+    traced = int(proc.stdout.split("TRACED")[1])
+    assert traced < 16 << 20, f"{traced} bytes traced at the interrupt: the ids were built"
+
+
+def test_ctrl_c_stops_count_before_the_work_is_done() -> None:
+    # count returns one int, so the child first counts the text once uninterrupted and then
+    # compares the CPU time spent when the interrupt is handled: an interrupt handled only
+    # after the call would have spent the whole count's time again.
+    proc = run_child(PRELUDE + """
+    text = text * 2
+    c0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    t.count(text)
+    full = resource.getrusage(resource.RUSAGE_SELF).ru_utime - c0
+    c1 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    threading.Thread(target=fire).start()
+    try:
+        t.count(text)
+        print("RETURNED")
+    except KeyboardInterrupt:
+        print("SHARE", (seen["cpu"] - c1) / full)
+    """)
+    assert "RETURNED" not in proc.stdout, proc.stderr
+    share = float(proc.stdout.split("SHARE")[1])
+    assert share < 0.5, f"the interrupt came after {share:.0%} of a whole count's CPU time"
+
+
+def test_ctrl_c_interrupts_a_long_count_batch() -> None:
+    # One 8 MB string, shared, 40,000 times (320 GB): far longer than the child's timeout
+    # unless the call stops at the signal (a child that has to be killed fails the test).
+    proc = run_child(PRELUDE + """
+    threading.Thread(target=fire).start()
+    try:
+        t.count_batch([text[: 8 << 20]] * 40_000)
+        print("RETURNED")
+    except KeyboardInterrupt:
+        print("INTERRUPTED")
+    """)
+    assert "INTERRUPTED" in proc.stdout, proc.stderr
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -450,39 +450,83 @@ def test_save_refuses_a_fifo(tmp_path: Path) -> None:
 _SAVER = """
 import sys
 from bytepair import train_from_iterator
-path = sys.argv[1]
+from tests.test_reliability import _write
+writer, path = sys.argv[1], sys.argv[2]
 words = [f"w{i} x{i % 97} y{i % 89}" for i in range(6000)]
 a = train_from_iterator(words, vocab_size=2000)
 b = train_from_iterator(words[::-1], vocab_size=2100)
-a.save(path)
+_write(writer, a, path)
 print("ready", a.vocab_size, b.vocab_size, flush=True)
 while True:
-    b.save(path)
-    a.save(path)
+    _write(writer, b, path)
+    _write(writer, a, path)
 """
 
 
+def _write(writer: str, tok: Tokenizer, path: str | Path) -> None:
+    if writer == "save":
+        tok.save(path)
+    elif writer == "save_hf":
+        bytepair.save_hf(tok, path)
+    elif writer == "dump_tiktoken":
+        bytepair.dump_tiktoken(tok, path)
+    elif writer == "dump_minbpe":
+        bytepair.dump_minbpe(tok, path)
+    elif writer == "dump_gpt2":
+        bytepair.dump_gpt2(tok, f"{path}/vocab.json", f"{path}/merges.txt")
+    else:
+        tok.save_pretrained(path)
+
+
+def _written_vocab_sizes(writer: str, path: Path) -> list[int]:
+    """The vocabulary size each file of a writer's output holds, read back in full (a torn
+    file fails to parse or to load)."""
+    if writer == "dump_tiktoken":
+        return [bytepair.load(path, pattern="gpt4").vocab_size]
+    if writer == "dump_minbpe":
+        return [bytepair.load(f"{path}.model").vocab_size]
+    if writer == "dump_gpt2":
+        merges = (path / "merges.txt").read_text().splitlines()
+        return [len(json.loads((path / "vocab.json").read_text())), 256 + len(merges) - 1]
+    if writer == "save_pretrained":
+        docs = {f.name: json.loads(f.read_text()) for f in path.iterdir() if f.suffix == ".json"}
+        merges = (path / "merges.txt").read_text().splitlines()
+        sizes = [len(docs["vocab.json"]), 256 + len(merges) - 1]
+        return [*sizes, bytepair.load(path / "tokenizer.json").vocab_size]
+    return [bytepair.load(path).vocab_size]
+
+
 @pytest.mark.skipif(not hasattr(os, "kill") or sys.platform == "win32", reason="kills with SIGKILL")
-def test_kill_9_during_save_leaves_a_complete_file_and_no_temp_files(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("writer", "runs"),
+    [("save", 12), ("save_hf", 4), ("dump_tiktoken", 4), ("dump_minbpe", 4), ("dump_gpt2", 4), ("save_pretrained", 4)],
+)
+def test_kill_9_during_a_write_leaves_complete_files_and_no_temp_files(tmp_path: Path, writer: str, runs: int) -> None:
     import random
     import signal
     import time
 
-    path = tmp_path / "tok.json"
+    path = tmp_path / "out"
+    if writer in ("dump_gpt2", "save_pretrained"):
+        path.mkdir()
     rng = random.Random(13)
-    for _ in range(12):
-        with subprocess.Popen([sys.executable, "-c", _SAVER, str(path)], stdout=subprocess.PIPE, text=True) as child:
+    for _ in range(runs):
+        with subprocess.Popen(
+            [sys.executable, "-c", _SAVER, writer, str(path)], stdout=subprocess.PIPE, text=True
+        ) as child:
             assert child.stdout is not None
             ready, *want = child.stdout.readline().split()
             assert ready == "ready"
-            time.sleep(rng.uniform(0, 0.2))  # land anywhere in the save loop
+            time.sleep(rng.uniform(0, 0.2))  # land anywhere in the write loop
             os.kill(child.pid, signal.SIGKILL)
             child.wait()
-        tok = Tokenizer.from_file(path)  # old complete file or new complete one, never a torn one
-        assert str(tok.vocab_size) in want
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-    tok.save(path)  # the next save removes what the killed writers left
-    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")], leftovers
+        # every file holds the old complete output or the new complete one, never a torn one
+        for size in _written_vocab_sizes(writer, path):
+            assert str(size) in want, (writer, size, want)
+    folder = path if path.is_dir() else tmp_path
+    leftovers = [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+    _write(writer, small(), path)  # the next write removes what the killed writers left
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")], leftovers
 
 
 def test_encode_iterable_keeps_surrogate_pairs_split_across_chunks() -> None:

@@ -7,6 +7,8 @@ from typing_extensions import Self
 
 __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
 __all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
+__all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader (issue 9)
+__all__ += ["jsonl_texts"]  # JSON lines for corpus encoding (issue 11)
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
@@ -115,6 +117,7 @@ class Encoder:
     def pattern(self) -> str | None: ...
     # interop (issue 9)
     def rank_merges(self) -> list[tuple[int, int, int]]: ...
+    def hf_model_json(self, merges: list[tuple[int, int]] | None) -> tuple[str, str]: ...
     # Array outputs (issue 11): ids as little-endian bytes of `width` (2 or 4) per id, offsets as u64.
     def encode_flat(
         self,
@@ -125,6 +128,7 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         num_threads: int | None = None,
         chunk_bytes: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[bytearray, bytearray]: ...
     def encode_files(
         self,
@@ -145,7 +149,10 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         replace_errors: bool = False,
         num_threads: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[bytearray, bytearray, int]: ...
+    # corpus encoding (issue 11): the vocabulary as one buffer, and the largest ordinary id
+    def vocab_table(self) -> tuple[bytes, int | None]: ...
 
 # ---- WordPiece (issue 10) ----
 
@@ -196,3 +203,31 @@ class WordCounter:
         continuation_order: list[str] | None = None,
         progress: Callable[[int], object] | None = None,
     ) -> list[str]: ...
+
+# ---- Hugging Face tokenizer.json, the fast reader (issue 9) ----
+
+@final
+class HfModel:
+    @staticmethod
+    def parse(data: bytes) -> HfModel | None: ...
+    @property
+    def vocab_span(self) -> tuple[int, int]: ...
+    @property
+    def merges_span(self) -> tuple[int, int]: ...
+    def resolve(self, added: list[tuple[str, int]]) -> HfVocab | None: ...
+
+@final
+class HfVocab:
+    @property
+    def size(self) -> int: ...
+    @property
+    def multi_byte(self) -> int: ...
+    @property
+    def merge_count(self) -> int: ...
+    def items(self) -> list[tuple[int, bytes]]: ...
+    def merge_ids(self) -> list[tuple[int, int]]: ...
+    def rank_encoder(self, pattern: str | None, special_tokens: list[tuple[str, int]]) -> Encoder | None: ...
+
+# ---- JSON lines for corpus encoding (issue 11) ----
+
+def jsonl_texts(data: bytes, start: int, field: str) -> tuple[list[str], int, int]: ...

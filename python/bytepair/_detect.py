@@ -54,7 +54,12 @@ def load(
 
         tj = os.path.join(where, "tokenizer.json")
         if os.path.exists(tj):
-            from bytepair.formats.gpt2 import read_json
+            from bytepair._json import read_json
+            from bytepair.formats.hf import _load_pretrained_fast
+
+            fast = _load_pretrained_fast(where)  # a byte-level BPE file, well formed
+            if fast is not None:
+                return fast
 
             doc = read_json(tj)
             if _is_hf_wordpiece(doc):
@@ -88,8 +93,12 @@ def load(
         return load_bert_vocab(where)
     if head.lstrip()[:1] != b"{":
         raise _unknown(where, "not a format bytepair recognises")
-    from bytepair.formats.gpt2 import read_json
+    from bytepair.formats import _hf_fast
+    from bytepair._json import read_json
 
+    fast = _hf_fast.load(where)  # a byte-level BPE tokenizer.json, well formed
+    if fast is not None:
+        return fast
     doc = read_json(where)
     if isinstance(doc, dict) and doc.get("format") == "bytepair-tokenizer":
         if doc.get("model") == "wordpiece":

@@ -28,6 +28,7 @@ import os
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._json import read_json
 from bytepair._normalize import canonical
 from bytepair.errors import BytepairError, FormatError
 from bytepair.tokenizer import Tokenizer
@@ -164,14 +165,4 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
-    path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        try:
-            doc = json.load(f)
-        except json.JSONDecodeError as e:
-            raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-        except UnicodeDecodeError as e:
-            raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
-        except RecursionError:
-            raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
-    return from_dict(doc, where=path)
+    return from_dict(read_json(path), where=os.fspath(path))

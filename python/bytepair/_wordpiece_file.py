@@ -24,6 +24,7 @@ import os
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._json import read_json
 from bytepair.errors import BytepairError, FormatError
 from bytepair.wordpiece import WordPieceTokenizer
 
@@ -110,19 +111,6 @@ def from_dict(doc: Any, where: str = "tokenizer") -> WordPieceTokenizer:
         )
     except (BytepairError, TypeError) as e:
         raise FormatError(f"{where}: {e}") from None
-
-
-def read_json(path: str | os.PathLike[str]) -> Any:
-    path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as e:
-            raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-        except UnicodeDecodeError as e:
-            raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
-        except RecursionError:
-            raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
 
 
 def load(path: str | os.PathLike[str]) -> WordPieceTokenizer:

@@ -37,7 +37,11 @@ def max_id(tok: Tokenizer) -> int:
     """The largest id the tokenizer can produce (ordinary or special)."""
     cached: int | None = getattr(tok, "_max_id_cache", None)
     if cached is None:
-        ids = list(tok._vocab.keys()) + list(tok.special_tokens.values())
+        if tok._vocab_dict is None:  # the extension's vocabulary: its largest id without a dict of it
+            top = tok._core.vocab_table()[1]
+            ids = ([] if top is None else [top]) + list(tok.special_tokens.values())
+        else:
+            ids = list(tok._vocab.keys()) + list(tok.special_tokens.values())
         cached = max(ids) if ids else 0
         tok._max_id_cache = cached  # type: ignore[attr-defined]
     return cached
@@ -79,15 +83,20 @@ def encode_documents(
     dt: np.dtype[Any],
     separator: tuple[int, bool] | None = None,
     num_threads: int | None = None,
+    edges: list[tuple[bool, bool]] | None = None,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
     """Encodes texts that are already checked and normalized: the common core of the array path.
-    ``separator`` = ``(id, prepend)`` puts that id before (or after) each document."""
+    ``separator`` = ``(id, prepend)`` puts that id before (or after) each document; with
+    ``edges``, text ``i`` is a piece of a document that starts it if ``edges[i][0]`` and ends
+    it if ``edges[i][1]``, and only those get the separator."""
     core = tok._core
     width = _DTYPES[dt]
     try:
-        raw = core.encode_flat(texts, allowed, width=width, separator=separator, num_threads=num_threads)
+        raw = core.encode_flat(texts, allowed, width=width, separator=separator, num_threads=num_threads, edges=edges)
     except UnicodeEncodeError:
-        raw = core.encode_flat(_repair(texts), allowed, width=width, separator=separator, num_threads=num_threads)
+        raw = core.encode_flat(
+            _repair(texts), allowed, width=width, separator=separator, num_threads=num_threads, edges=edges
+        )
     return _arrays(raw, dt)
 
 

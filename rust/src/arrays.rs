@@ -42,7 +42,9 @@ impl Width {
         match n {
             2 => Ok(Width::U16),
             4 => Ok(Width::U32),
-            _ => Err(Error::Invalid(format!("id width must be 2 or 4 bytes, not {n}"))),
+            _ => Err(Error::Invalid(format!(
+                "id width must be 2 or 4 bytes, not {n}"
+            ))),
         }
     }
 }
@@ -61,7 +63,8 @@ pub struct Parts {
     parts: Vec<Vec<Rank>>,
     pub offsets: Vec<u64>,
     separator: Option<Separator>,
-    /// The text each part belongs to, and whether it is the first / last part of that text.
+    /// The text each part belongs to, and whether it is the first / last part of that text
+    /// (and that text starts / ends a document: where a separator goes).
     owners: Vec<(usize, bool, bool)>,
 }
 
@@ -162,6 +165,25 @@ impl Encoder {
         separator: Option<Separator>,
         par: Parallel,
     ) -> Result<Parts> {
+        self.encode_parts_edges(texts, allowed, separator, None, par)
+    }
+
+    /// `encode_parts` where each text may be a piece of a document: `edges[i]` says whether
+    /// text `i` starts a document and whether it ends one, and the separator goes only before
+    /// a start (prepend) or after an end (append). Corpus encoding cuts a large file into
+    /// pieces; putting the separator here spares a copy of the ids (`np.insert`) in Python.
+    pub fn encode_parts_edges(
+        &self,
+        texts: &[&str],
+        allowed: &[Rank],
+        separator: Option<Separator>,
+        edges: Option<&[(bool, bool)]>,
+        par: Parallel,
+    ) -> Result<Parts> {
+        if edges.is_some_and(|e| e.len() != texts.len()) {
+            return Err(Error::Invalid("edges must have one entry per text".into()));
+        }
+        let edge = |i: usize| edges.map_or((true, true), |e| e[i]);
         let matcher = self.matcher(allowed)?;
         let m = matcher.as_deref();
         let work = self.work(texts, par);
@@ -182,7 +204,8 @@ impl Encoder {
         let mut pos = 0usize;
         let mut k = 0;
         for i in 0..texts.len() {
-            pos += sep * usize::from(separator.is_some_and(|s| s.prepend));
+            let (starts, ends) = edge(i);
+            pos += sep * usize::from(starts && separator.is_some_and(|s| s.prepend));
             let first_k = k;
             while k < work.len() && work[k].0 == i {
                 k += 1;
@@ -190,9 +213,9 @@ impl Encoder {
             // `work` holds at least one piece per text (an empty text is one empty piece).
             for (j, part) in parts.iter().enumerate().take(k).skip(first_k) {
                 pos += part.len();
-                owners.push((i, j == first_k, j + 1 == k));
+                owners.push((i, starts && j == first_k, ends && j + 1 == k));
             }
-            pos += sep * usize::from(separator.is_some_and(|s| !s.prepend));
+            pos += sep * usize::from(ends && separator.is_some_and(|s| !s.prepend));
             offsets[i + 1] = pos as u64;
         }
         debug_assert_eq!(k, work.len());
@@ -344,10 +367,48 @@ mod tests {
                     }
                     offsets.push(expect.len() as u64);
                 }
-                assert_eq!(flat, expect, "threads {threads} chunk {chunk:?} sep {sep:?}");
+                assert_eq!(
+                    flat, expect,
+                    "threads {threads} chunk {chunk:?} sep {sep:?}"
+                );
                 assert_eq!(parts.offsets, offsets);
             }
         }
+    }
+
+    #[test]
+    fn edges_put_separators_only_at_document_ends() {
+        let enc = encoder();
+        let texts = ["aab ab", "abab aa", "b", "aa"];
+        let each_ids = each(&enc, &texts);
+        let edges = [(true, false), (false, true), (true, true), (false, false)];
+        for (threads, prepend) in [(1, true), (2, false), (3, true)] {
+            let par = Parallel {
+                threads,
+                chunk_bytes: Some(3),
+            };
+            let sep = Some(Separator { id: 9, prepend });
+            let parts = enc
+                .encode_parts_edges(&texts, &[], sep, Some(&edges), par)
+                .unwrap();
+            let mut expect = Vec::new();
+            let mut offsets = vec![0u64];
+            for (ids, &(s, e)) in each_ids.iter().zip(&edges) {
+                if prepend && s {
+                    expect.push(9);
+                }
+                expect.extend_from_slice(ids);
+                if !prepend && e {
+                    expect.push(9);
+                }
+                offsets.push(expect.len() as u64);
+            }
+            assert_eq!(parts.to_vec(), expect);
+            assert_eq!(parts.offsets, offsets);
+        }
+        assert!(enc
+            .encode_parts_edges(&texts, &[], None, Some(&edges[..2]), Parallel::SERIAL)
+            .is_err());
     }
 
     #[test]
@@ -368,7 +429,10 @@ mod tests {
             .chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
-        assert_eq!(ids, parts.to_vec().iter().map(|&i| i as u16).collect::<Vec<_>>());
+        assert_eq!(
+            ids,
+            parts.to_vec().iter().map(|&i| i as u16).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -392,7 +456,8 @@ mod tests {
         let path = dir.join("r.txt");
         std::fs::write(&path, b"line one\nline \xff two\n").unwrap();
         let p = path.to_string_lossy().to_string();
-        let (texts, _) = read_ranges(&[(p.clone(), 0, 9), (p.clone(), 17, u64::MAX)], false, 2).unwrap();
+        let (texts, _) =
+            read_ranges(&[(p.clone(), 0, 9), (p.clone(), 17, u64::MAX)], false, 2).unwrap();
         assert_eq!(texts, vec!["line one\n".to_string(), "wo\n".to_string()]);
         match read_ranges(&[(p.clone(), 9, 30)], false, 1) {
             Err(Error::Utf8 { offset, .. }) => assert_eq!(offset, 14),

@@ -784,6 +784,9 @@ impl QuadHeap {
 // ---------------------------------------------------------------------------------------------
 // The BPE model
 
+/// A rank model's merges: (left, right, token) per token, in id order (`Bpe::rank_merges`).
+pub type RankMerges = Vec<(Rank, Rank, Rank)>;
+
 #[derive(Debug)]
 pub struct Bpe {
     table: TokenTable,
@@ -930,6 +933,12 @@ impl Bpe {
 
     /// tiktoken's model: the ranks are the ids and a pair merges into the token its bytes make.
     pub fn from_ranks(ranks: Vec<(Rank, Vec<u8>)>) -> Result<Self> {
+        Self::from_ranks_with_merges(ranks).map(|(bpe, _)| bpe)
+    }
+
+    /// `from_ranks`, and the merges it found on the way: what `rank_merges` would return
+    /// (interop, issue 9: a Hugging Face file's merges are checked against them for free).
+    pub fn from_ranks_with_merges(ranks: Vec<(Rank, Vec<u8>)>) -> Result<(Self, RankMerges)> {
         if let Some(&(rank, _)) = ranks.iter().find(|(r, _)| *r as u64 >= PRIORITY_BOUND) {
             return Err(Error::Vocab(format!(
                 "rank {rank} is too large; ranks up to {} are supported",
@@ -956,11 +965,11 @@ impl Bpe {
         };
         bpe.pairs = PairTable::for_ranks(used.len(), bpe.spans.len());
         bpe.monotone = bpe.ranks_are_monotone(&used);
-        for (l, r, id) in used {
+        for &(l, r, id) in &used {
             bpe.pairs.insert(l, r, pack(id, id));
         }
         bpe.index_byte_pairs();
-        Ok(bpe)
+        Ok((bpe, used))
     }
 
     /// The pair of the last merge of encoding `piece` by merges, in tiktoken's model (a pair
@@ -1772,8 +1781,9 @@ mod tests {
         assert_eq!(enc(&bpe, b"xaaa"), vec![120, 257, 97]);
     }
 
-    /// The textbook loop: merge the leftmost lowest pair until none is left.
-    fn naive(bpe: &Bpe, piece: &[u8]) -> Vec<Rank> {
+    /// The textbook loop: merge the leftmost lowest pair until none is left (also the oracle
+    /// of `long`'s tests).
+    pub(super) fn naive(bpe: &Bpe, piece: &[u8]) -> Vec<Rank> {
         let mut ids: Vec<Rank> = piece.iter().map(|&b| bpe.byte_ids[b as usize]).collect();
         loop {
             let best = (0..ids.len().saturating_sub(1))

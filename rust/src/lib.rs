@@ -54,3 +54,9 @@ pub type Rank = u32;
 
 // Array outputs and corpus encoding (issue 11): flat uint16/uint32 ids + document offsets.
 pub mod arrays;
+
+// Interop (issue 9): the vocab and merges of a Hugging Face tokenizer.json, read in one pass.
+pub mod hfjson;
+
+// The text field of JSON lines, read in Rust for corpus encoding (issue 11).
+pub mod jsonl;

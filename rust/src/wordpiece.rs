@@ -29,23 +29,52 @@
 //! after it. One step reads at most L bytes, L = the longest token of the vocabulary in bytes,
 //! and the match advances by at least one character, so a word of n bytes costs at most n * L
 //! trie steps: linear in the word for a given vocabulary, whatever the limit on its length.
+//! The bound is reached only by a vocabulary built for it (a long token that almost matches
+//! from every position: `test_long_word_where_every_step_walks_far` in
+//! tests/test_wordpiece_encode.py); on real vocabularies most walks stop after a few bytes.
 //! HF's encoder instead tries every end from the longest down, copying each candidate: cubic.
-//! This is not LinMaxMatch (Song et al. 2021), whose failure links remove the factor L; with
-//! BERT vocabularies (L around 20 bytes, and most walks stop after a few bytes) the walk reads
-//! each byte about twice on real text.
-
+//! This is not LinMaxMatch (Song et al. 2021), whose failure links remove the factor L; it was
+//! not needed: bench/bench_wordpiece.py measures 160,000 characters at 7.7-8.1x the time of
+//! 20,000 (8x the length), 1.5 ms, where HF takes 1.2-1.5 s for 5,000.
 //!
-//! Performance notes (perf over Shakespeare documents, a 16 k vocabulary, one thread):
-//! - Most of the time of a warm pass was looking words up: each thread keeps a cache of
-//!   normalized word -> pieces (with byte spans, so offsets come from the cache too), keyed by
-//!   the word's bytes packed in a u128 when it is under 16 bytes (string keys spent 12 % in
-//!   `memcmp`), and looked up through one thread-local access per text, not per word.
-//! - ASCII letters and digits skip the character tables (the fast path of `for_each_word`).
+//! Performance notes. Profiled with perf (`cargo run --release --example wordpiece -- VOCAB.txt
+//! TEXT`, and perf over Python running `encode_batch`) on tinyshakespeare repeated to 4 MB (16k
+//! vocabulary trained by HF on a fifth of it; 11.5k distinct words) and on 8 MB of
+//! bench/corpus/mixed.txt (prose, code, 25 % other scripts; 30,522 vocabulary; 60k distinct
+//! words). Where the time went, and what was done, in order:
+//! - Normalization and pre-tokenization are one scanner (`scan`), shared with training's
+//!   `for_each_word`. An ASCII byte costs one look-up in a 128-byte table per option set
+//!   (`ascii_table`: the byte it becomes, or space / punctuation / dropped / general path),
+//!   derived from `normalize_char` itself so the two paths cannot disagree; the old per-byte
+//!   `match` compiled to a jump table (an indirect branch per byte). Offsets (the original
+//!   character of every normalized byte) are tracked only when asked for (`scan::<true>`).
+//! - The word cache (per thread, across calls, for the model that used it last): most of a warm
+//!   pass is looking words up. The first profile's two hottest loads were the boxed slice of a
+//!   cached word's pieces (a pointer chase) and reading back a key just copied byte by byte
+//!   into a stack buffer (a store-forwarding stall, 18 %). Now a cache entry is 16 bytes inline
+//!   (up to three pieces with their ends; more in an arena), keys are packed from overlapping
+//!   loads (`pack`), and words under 16 bytes live in an open-addressing table whose 32-byte
+//!   slot holds key and entry (`ShortTable`), so a hit of the long tail costs one cache miss
+//!   where hashbrown cost two (control bytes, then the slot). That miss is still the hottest
+//!   instruction on the 60k-word corpus (about half of the look-up): the table outgrows L2.
+//! - The trie is 16-byte nodes (children run, dense table, token) and sorted (child, byte)
+//!   runs, dense tables of 256 for nodes of many children; it was a hash map keyed by
+//!   (node, byte), several dependent misses per byte. It matters on first passes (misses).
+//! - Buffers of the word being built live with the cache (a new `Word` per text allocated for
+//!   every short document), and a batch is encoded into one flat buffer of ids, in chunks of
+//!   about 256 KiB of text per thread (`encode_batch_flat`), not one vector per text.
 //! - On the Python side (`py.rs`), lists of ids share one int object per id, and
 //!   `WordPieceTokenizer.encode_batch` pauses the cyclic garbage collector while the lists are
-//!   made: on short documents the collector's passes took a third of the time.
-//! - Measured with bench/bench_wordpiece.py on 4 MB (a noisy shared machine): 45-60 MB/s on one
-//!   thread, 15-45x HF tokenizers, 0.5-1.2x nanotoken on a first pass and 0.67-0.89x warm.
+//!   made. Making the lists costs about a tenth of a one-thread pass. They are made under the
+//!   GIL, one thread at a time, so on several threads `encode_batch_ids` makes the lists of the
+//!   chunks already encoded while the pool encodes the rest (`batch_chunks`, as BPE's pipeline).
+//! - Results (bench/bench_wordpiece.py, one run each, a shared 2-core machine; more runs, two
+//!   threads and the long word in bench/README.md, "WordPiece"): one thread, MB/s
+//!   first / warm, bytepair vs nanotoken vs HF tokenizers: tinyshakespeare 4 MB 89.2 / 118.7 vs
+//!   54.8 / 65.5 vs 1.8 / 2.1; mixed 8 MB 69.0 / 93.7 vs 20.0 / 46.1 vs 2.0 / 2.2. Before this
+//!   work, same machine, same day: tinyshakespeare 42.8 / 61.1 vs 48.5 / 55.9; on mixed only an
+//!   intermediate version was measured (scanner and inline entries, but hashbrown, the hashed
+//!   trie and a vector per text): 44.8 / 53.8 vs 27.5 / 50.8.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
@@ -139,7 +168,8 @@ fn hangul_jamo(c: char, out: &mut impl FnMut(char)) -> bool {
     true
 }
 
-/// A word being built: its normalized bytes, and for each byte the original character index.
+/// A word being built: its normalized bytes, and for each byte the original character index
+/// (filled only when offsets are asked for: `scan::<true>`).
 #[derive(Default)]
 pub struct Word {
     pub text: String,
@@ -147,12 +177,6 @@ pub struct Word {
 }
 
 impl Word {
-    fn push(&mut self, c: char, at: u32) {
-        self.text.push(c);
-        for _ in 0..c.len_utf8() {
-            self.origin.push(at);
-        }
-    }
     fn clear(&mut self) {
         self.text.clear();
         self.origin.clear();
@@ -166,19 +190,179 @@ impl Word {
     }
 }
 
-/// Splits `text` into BERT words, normalized, calling `f` on each (never empty). `first` is the
-/// character index of `text` in the whole input (for offsets).
-pub fn for_each_word(
+/// BertNormalizer on one character: the characters it becomes, in order (none when clean_text
+/// removes it; a space on each side of a CJK ideograph; NFD parts without their marks; lowercase).
+fn normalize_char(opts: &BertOptions, c: char, out: &mut impl FnMut(char)) {
+    let fl = flags(c);
+    let mut c = c;
+    if opts.clean_text {
+        if fl & REMOVED != 0 || c == '\0' || c == '\u{fffd}' {
+            return;
+        }
+        if fl & CLEAN_SPACE != 0 {
+            c = ' ';
+        }
+    }
+    let cjk = opts.handle_chinese_chars && flags(c) & CJK != 0;
+    if cjk {
+        out(' ');
+    }
+    let mut lower = |c: char| {
+        if opts.lowercase && flags(c) & LOWER != 0 {
+            match mapped(LOWERED, c) {
+                Some(s) => s.chars().for_each(&mut *out),
+                None => out(c),
+            }
+        } else {
+            out(c);
+        }
+    };
+    if opts.strip_accents && flags(c) & STRIP != 0 {
+        let mut parts: [char; 8] = ['\0'; 8];
+        let mut n = 0;
+        let mut push = |p: char| {
+            if n < parts.len() {
+                parts[n] = p;
+                n += 1;
+            }
+        };
+        if !hangul_jamo(c, &mut push) {
+            if let Some(s) = mapped(STRIPPED, c) {
+                s.chars().for_each(&mut push);
+            } else {
+                push(c);
+            }
+        }
+        parts[..n].iter().for_each(|&p| lower(p));
+    } else {
+        lower(c);
+    }
+    if cjk {
+        out(' ');
+    }
+}
+
+/// What BERT normalization + pre-tokenization does with one ASCII byte, for one set of options:
+/// a code below 0x80 is the byte it becomes in the word being built (a letter lowercased, a
+/// digit), else one of these.
+const A_SPACE: u8 = 0x80; // ends the word
+const A_PUNCT: u8 = 0x81; // ends the word, is a one-character word itself (the byte unchanged)
+const A_DROP: u8 = 0x82; // removed
+const A_SLOW: u8 = 0x83; // anything else: the general path
+
+/// The ASCII table of `opts`, derived from `normalize_char` and the split rule (so the fast
+/// path cannot disagree with the general one), one per combination of options.
+fn ascii_table(opts: &BertOptions) -> &'static [u8; 128] {
+    static TABLES: [OnceLock<[u8; 128]>; 16] = [const { OnceLock::new() }; 16];
+    let i = opts.clean_text as usize
+        | (opts.handle_chinese_chars as usize) << 1
+        | (opts.strip_accents as usize) << 2
+        | (opts.lowercase as usize) << 3;
+    TABLES[i].get_or_init(|| {
+        let mut t = [A_SLOW; 128];
+        for b in 0..128u8 {
+            let mut out = [' '; 4];
+            let mut n = 0;
+            normalize_char(opts, b as char, &mut |c| {
+                if n < out.len() {
+                    out[n] = c;
+                }
+                n += 1;
+            });
+            t[b as usize] = match &out[..n.min(4)] {
+                [] => A_DROP,
+                [c] if c.is_ascii() && flags(*c) & SPACE != 0 => A_SPACE,
+                [c] if *c == b as char && flags(*c) & PUNCT != 0 => A_PUNCT,
+                [c] if c.is_ascii() && flags(*c) & (SPACE | PUNCT) == 0 => *c as u8,
+                _ => A_SLOW,
+            };
+        }
+        t
+    })
+}
+
+/// The scanner: normalizes `text` and splits it into words, calling `f` on each (never empty).
+/// `first` is the character index of `text` in the whole input; `OFF`: fill `word.origin`.
+/// An ASCII byte takes one table look-up (`ascii_table`), and a byte of a word (the common
+/// case) one predictable branch; other characters go through `normalize_char` and the split
+/// rule on each character it gives.
+#[inline(always)]
+fn scan<const OFF: bool>(
     opts: &BertOptions,
     text: &str,
     first: u32,
     word: &mut Word,
-    mut f: impl FnMut(&Word),
+    f: &mut impl FnMut(&Word),
 ) {
+    let table = ascii_table(opts);
     word.clear();
+    let bytes = text.as_bytes();
     let mut at = first;
-    // One normalized character: split or add to the word.
-    let emit = |c: char, at: u32, word: &mut Word, f: &mut dyn FnMut(&Word)| {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            let code = table[b as usize];
+            if code < 0x80 {
+                word.text.push(code as char);
+                if OFF {
+                    word.origin.push(at);
+                }
+            } else if code == A_SPACE {
+                if !word.text.is_empty() {
+                    f(word);
+                    word.clear();
+                }
+            } else if code == A_PUNCT {
+                if !word.text.is_empty() {
+                    f(word);
+                    word.clear();
+                }
+                word.text.push(b as char);
+                if OFF {
+                    word.origin.push(at);
+                }
+                f(word);
+                word.clear();
+            } else if code == A_SLOW {
+                slow_char::<OFF>(opts, b as char, at, word, f);
+            }
+            i += 1;
+            at += 1;
+            continue;
+        }
+        let c = match text[i..].chars().next() {
+            Some(c) => c,
+            None => break,
+        };
+        slow_char::<OFF>(opts, c, at, word, f);
+        i += c.len_utf8();
+        at += 1;
+    }
+    if !word.text.is_empty() {
+        f(word);
+        word.clear();
+    }
+}
+
+/// One character on the general path: normalized, then each character it gives is split on.
+#[inline(never)]
+fn slow_char<const OFF: bool>(
+    opts: &BertOptions,
+    c: char,
+    at: u32,
+    word: &mut Word,
+    f: &mut impl FnMut(&Word),
+) {
+    let push = |word: &mut Word, c: char| {
+        word.text.push(c);
+        if OFF {
+            for _ in 0..c.len_utf8() {
+                word.origin.push(at);
+            }
+        }
+    };
+    normalize_char(opts, c, &mut |c| {
         let fl = flags(c);
         if fl & SPACE != 0 {
             if !word.text.is_empty() {
@@ -190,114 +374,309 @@ pub fn for_each_word(
                 f(word);
                 word.clear();
             }
-            word.push(c, at);
+            push(word, c);
             f(word);
             word.clear();
         } else {
-            word.push(c, at);
+            push(word, c);
         }
-    };
-    for c in text.chars() {
-        // Fast path: ASCII letters and digits are never removed, split, decomposed or
-        // special; lowercasing them is ASCII lowercasing.
-        if c.is_ascii_alphanumeric() {
-            word.text.push(if opts.lowercase {
-                c.to_ascii_lowercase()
-            } else {
-                c
-            });
-            word.origin.push(at);
-            at += 1;
-            continue;
-        }
-        let fl = flags(c);
-        let mut c = c;
-        if opts.clean_text {
-            if fl & REMOVED != 0 || c == '\0' || c == '\u{fffd}' {
-                at += 1;
-                continue;
-            }
-            if fl & CLEAN_SPACE != 0 {
-                c = ' ';
-            }
-        }
-        let cjk = opts.handle_chinese_chars && flags(c) & CJK != 0;
-        if cjk {
-            emit(' ', at, word, &mut f);
-        }
-        // strip_accents, then lowercase, of this one character.
-        let lower = |c: char, word: &mut Word, f: &mut dyn FnMut(&Word)| {
-            if opts.lowercase && flags(c) & LOWER != 0 {
-                match mapped(LOWERED, c) {
-                    Some(s) => s.chars().for_each(|l| emit(l, at, word, f)),
-                    None => emit(c, at, word, f),
-                }
-            } else {
-                emit(c, at, word, f);
-            }
-        };
-        if opts.strip_accents && flags(c) & STRIP != 0 {
-            let mut parts: [char; 8] = ['\0'; 8];
-            let mut n = 0;
-            let mut push = |p: char| {
-                if n < parts.len() {
-                    parts[n] = p;
-                    n += 1;
-                }
-            };
-            if !hangul_jamo(c, &mut push) {
-                if let Some(s) = mapped(STRIPPED, c) {
-                    s.chars().for_each(&mut push);
-                } else {
-                    push(c);
-                }
-            }
-            for &p in &parts[..n] {
-                lower(p, word, &mut f);
-            }
-        } else {
-            lower(c, word, &mut f);
-        }
-        if cjk {
-            emit(' ', at, word, &mut f);
-        }
-        at += 1;
-    }
-    if !word.text.is_empty() {
-        f(word);
-        word.clear();
-    }
+    });
+}
+
+/// Splits `text` into BERT words, normalized, calling `f` on each (never empty), with
+/// `word.origin` filled. `first` is the character index of `text` in the whole input.
+pub fn for_each_word(
+    opts: &BertOptions,
+    text: &str,
+    first: u32,
+    word: &mut Word,
+    mut f: impl FnMut(&Word),
+) {
+    scan::<true>(opts, text, first, word, &mut f)
 }
 
 const NONE: Rank = Rank::MAX;
+const NO_NODE: u32 = u32::MAX;
+
+/// The vocabulary as a byte trie. A node is 16 bytes (its run of children, its dense table,
+/// its token), so a step reads the node and then its children, which are a run of `edges`
+/// sorted by byte (most nodes have one to three: a linear scan of a few entries); nodes with
+/// many children (the roots, the first letters) also get a dense table of 256 children.
+struct Trie {
+    nodes: Vec<Node>,
+    /// (child, byte), each node's run sorted by byte
+    edges: Vec<(u32, u8)>,
+    dense_tables: Vec<[u32; 256]>,
+}
+
+#[derive(Clone, Copy)]
+struct Node {
+    /// children: `edges[start..end]`
+    start: u32,
+    end: u32,
+    /// index of the node's table in `dense_tables`, or NO_NODE
+    dense: u32,
+    /// id of the token that ends here, or NONE
+    token: Rank,
+}
+
+/// Nodes with more children than this get a dense table.
+const DENSE_CHILDREN: usize = 12;
+
+impl Trie {
+    /// The trie of `tokens` (id, bytes); of two tokens with the same bytes the smaller id wins.
+    fn new<'a>(tokens: impl Iterator<Item = (Rank, &'a [u8])>) -> Trie {
+        let mut kids: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
+        let mut token = vec![NONE];
+        for (id, bytes) in tokens {
+            let mut node = 0usize;
+            for &b in bytes {
+                node = match kids[node].iter().find(|&&(l, _)| l == b) {
+                    Some(&(_, c)) => c as usize,
+                    None => {
+                        let new = kids.len();
+                        kids[node].push((b, new as u32));
+                        kids.push(Vec::new());
+                        token.push(NONE);
+                        new
+                    }
+                };
+            }
+            if token[node] == NONE || id < token[node] {
+                token[node] = id;
+            }
+        }
+        let mut t = Trie {
+            nodes: Vec::with_capacity(kids.len()),
+            edges: Vec::new(),
+            dense_tables: Vec::new(),
+        };
+        for (mut k, token) in kids.into_iter().zip(token) {
+            k.sort_unstable();
+            let mut dense = NO_NODE;
+            if k.len() > DENSE_CHILDREN {
+                let mut table = [NO_NODE; 256];
+                for &(l, c) in &k {
+                    table[l as usize] = c;
+                }
+                dense = t.dense_tables.len() as u32;
+                t.dense_tables.push(table);
+            }
+            let start = t.edges.len() as u32;
+            t.edges.extend(k.iter().map(|&(l, c)| (c, l)));
+            t.nodes.push(Node {
+                start,
+                end: t.edges.len() as u32,
+                dense,
+                token,
+            });
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn child(&self, node: u32, b: u8) -> u32 {
+        let n = self.nodes[node as usize];
+        if n.dense != NO_NODE {
+            return self.dense_tables[n.dense as usize][b as usize];
+        }
+        for &(c, l) in &self.edges[n.start as usize..n.end as usize] {
+            if l == b {
+                return c;
+            }
+            if l > b {
+                break;
+            }
+        }
+        NO_NODE
+    }
+
+    #[inline(always)]
+    fn token(&self, node: u32) -> Rank {
+        self.nodes[node as usize].token
+    }
+
+    /// The node reached from the root by `bytes`, if any.
+    fn walk(&self, bytes: &[u8]) -> Option<u32> {
+        let mut node = 0;
+        for &b in bytes {
+            node = self.child(node, b);
+            if node == NO_NODE {
+                return None;
+            }
+        }
+        Some(node)
+    }
+}
 
 /// Words of at most this many bytes are cached, at most `CACHE_WORDS` per thread.
 const CACHE_WORD_BYTES: usize = 64;
 const CACHE_WORDS: usize = 1 << 18;
 
-/// The pieces of a cached word: (id, start byte, end byte).
-type Cached = Box<[(Rank, u32, u32)]>;
+/// The pieces of a cached word, in 16 bytes: `[n | end0 << 8 | end1 << 16, id0, id1, id2]`
+/// for a word of n <= 3 pieces (end_k: the byte where piece k ends; the last ends at the
+/// word's end), else `[n, start in the arena, -, -]` and the (id, end) pairs in the arena.
+/// Inline pieces spare the pointer chase a boxed slice cost (the first profile's hottest load).
+#[derive(Clone, Copy)]
+struct Entry([u32; 4]);
 
-/// A thread's cache of word -> pieces (id, start byte, end byte), for one model. Words under
-/// 16 bytes (most) are keyed by their bytes and length packed in a u128: one hash of two words
-/// and one compare, no `memcmp` call (which was 12 % of warm encoding with string keys).
+/// One slot of `ShortTable`: two per cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Slot {
+    key: u128,
+    entry: Entry,
+}
+
+/// Words under 16 bytes -> entries: open addressing with linear probing, key and entry in
+/// one 32-byte slot, so that a hit reads one cache line (hashbrown reads its control bytes,
+/// then the slot elsewhere: two misses for a word of the long tail, 13 % of a warm pass on a
+/// 60k-word mixed corpus). Key 0 marks an empty slot (a packed key holds its length, >= 1).
+/// At most half full.
+struct ShortTable {
+    slots: Vec<Slot>,
+    bits: u32,
+    len: usize,
+}
+
+impl Default for ShortTable {
+    fn default() -> Self {
+        ShortTable::with_bits(10)
+    }
+}
+
+impl ShortTable {
+    fn with_bits(bits: u32) -> Self {
+        ShortTable {
+            slots: vec![
+                Slot {
+                    key: 0,
+                    entry: Entry([0; 4])
+                };
+                1 << bits
+            ],
+            bits,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn home(&self, key: u128) -> usize {
+        let h = ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (key >> 64) as u64)
+            .wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        (h >> (64 - self.bits)) as usize
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u128) -> Option<Entry> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let s = &self.slots[i];
+            if s.key == key {
+                return Some(s.entry);
+            }
+            if s.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds a key that is not in the table.
+    fn insert(&mut self, key: u128, entry: Entry) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            let old = std::mem::replace(self, ShortTable::with_bits(self.bits + 1));
+            for s in old.slots.iter().filter(|s| s.key != 0) {
+                self.insert(s.key, s.entry);
+            }
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        while self.slots[i].key != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Slot { key, entry };
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        *self = ShortTable::default();
+    }
+}
+
+/// A thread's cache of word -> pieces, for one model. Words under 16 bytes (most) are keyed
+/// by their bytes and length packed in a u128: one hash of two words and one compare.
 #[derive(Default)]
 struct WordCache {
     model: u64,
-    short: FxHashMap<u128, Cached>,
-    long: FxHashMap<Box<str>, Cached>,
+    short: ShortTable,
+    long: FxHashMap<Box<[u8]>, Entry>,
+    arena: Vec<(Rank, u32)>,
 }
 
-#[inline]
+impl WordCache {
+    /// Empties the cache when it holds `CACHE_WORDS` words (before a word is added, so that no
+    /// entry in use points into an emptied arena).
+    fn make_room(&mut self) {
+        if self.short.len() + self.long.len() >= CACHE_WORDS {
+            self.short.clear();
+            self.long.clear();
+            self.arena.clear();
+        }
+    }
+}
+
+/// The bytes of a word of under 16 bytes and its length, in one u128 (byte 15: the length).
+/// Built from (overlapping) loads, not by copying into a stack buffer and reading it back: the
+/// read of a buffer just written byte by byte stalls on store forwarding (18 % of a warm pass).
+#[inline(always)]
 fn pack(word: &[u8]) -> u128 {
-    let mut b = [0u8; 16];
-    b[..word.len()].copy_from_slice(word);
-    b[15] = word.len() as u8;
-    u128::from_le_bytes(b)
+    let n = word.len();
+    debug_assert!(n < 16);
+    let (lo, hi) = if n >= 8 {
+        (le64(&word[..8]), le_upto8(&word[8..]))
+    } else {
+        (le_upto8(word), 0)
+    };
+    (lo as u128) | (hi as u128) << 64 | (n as u128) << 120
+}
+
+/// Up to 8 bytes as a little-endian u64 (the missing high bytes zero), by at most two loads.
+#[inline(always)]
+fn le_upto8(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let a = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        let z = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        a | z << (8 * (n - 4))
+    } else if n > 0 {
+        b[0] as u64 | (b[n / 2] as u64) << (8 * (n / 2)) | (b[n - 1] as u64) << (8 * (n - 1))
+    } else {
+        0
+    }
+}
+
+#[inline(always)]
+fn le64(b: &[u8]) -> u64 {
+    u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// What a thread keeps between texts: the word cache and the buffers of the word being built
+/// (a fresh `Word` per text cost an allocation and its growth for every short document).
+#[derive(Default)]
+struct ThreadState {
+    cache: WordCache,
+    word: Word,
+    scratch: Vec<(Rank, usize, usize)>,
 }
 
 thread_local! {
-    static CACHE: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
+    static STATE: std::cell::RefCell<ThreadState> = std::cell::RefCell::new(ThreadState::default());
 }
 
 /// Models are numbered so that a thread's cache knows whose words it holds.
@@ -308,12 +687,7 @@ pub type Encoded = (Vec<Rank>, Vec<(u32, u32)>);
 
 /// A WordPiece vocabulary as a byte trie, with the model's options.
 pub struct WordPiece {
-    /// children of every node, keyed by node << 8 | byte
-    children: FxHashMap<u64, u32>,
-    /// children of the root, dense (the first byte of every word is looked up here)
-    root_children: Box<[u32; 256]>,
-    /// token id that ends at each node, or NONE
-    token: Vec<Rank>,
+    trie: Trie,
     /// node of the continuation prefix (`##`), if any token starts with it
     continuation: Option<u32>,
     unk: Rank,
@@ -341,41 +715,23 @@ impl WordPiece {
         if vocab.is_empty() {
             return Err(Error::Vocab("the vocabulary is empty".into()));
         }
-        let mut wp = WordPiece {
-            children: FxHashMap::default(),
-            root_children: Box::new([u32::MAX; 256]),
-            token: vec![NONE],
-            continuation: None,
-            unk: NONE,
-            max_chars,
-            opts,
-            specials: None,
-            id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        let unk = vocab
+            .iter()
+            .filter(|(_, t)| t == unk)
+            .map(|&(i, _)| i)
+            .min()
+            .ok_or_else(|| {
+                Error::Vocab(format!(
+                    "the unknown token {unk:?} is not in the vocabulary"
+                ))
+            })?;
+        let trie = Trie::new(vocab.iter().map(|(i, t)| (*i, t.as_bytes())));
+        let continuation = if prefix.is_empty() {
+            None
+        } else {
+            trie.walk(prefix.as_bytes())
         };
-        for (id, tok) in vocab {
-            if tok == unk {
-                wp.unk = *id;
-            }
-            let mut node = 0u32;
-            for &b in tok.as_bytes() {
-                node = wp.child_or_insert(node, b);
-            }
-            if wp.token[node as usize] == NONE || *id < wp.token[node as usize] {
-                wp.token[node as usize] = *id;
-            }
-        }
-        if wp.unk == NONE {
-            return Err(Error::Vocab(format!(
-                "the unknown token {unk:?} is not in the vocabulary"
-            )));
-        }
-        if !prefix.is_empty() {
-            let mut node = Some(0u32);
-            for &b in prefix.as_bytes() {
-                node = node.and_then(|n| wp.child(n, b));
-            }
-            wp.continuation = node;
-        }
+        let mut specials = None;
         if !special_tokens.is_empty() {
             let texts: Vec<&str> = special_tokens.iter().map(|(t, _)| t.as_str()).collect();
             if texts.iter().any(|t| t.is_empty()) {
@@ -385,33 +741,17 @@ impl WordPiece {
                 .match_kind(MatchKind::LeftmostLongest)
                 .build(&texts)
                 .map_err(|e| Error::Invalid(format!("special tokens: {e}")))?;
-            wp.specials = Some((ac, special_tokens.iter().map(|&(_, i)| i).collect()));
+            specials = Some((ac, special_tokens.iter().map(|&(_, i)| i).collect()));
         }
-        Ok(wp)
-    }
-
-    fn child_or_insert(&mut self, node: u32, b: u8) -> u32 {
-        if let Some(c) = self.child(node, b) {
-            return c;
-        }
-        let new = self.token.len() as u32;
-        self.token.push(NONE);
-        if node == 0 {
-            self.root_children[b as usize] = new;
-        } else {
-            self.children.insert((node as u64) << 8 | b as u64, new);
-        }
-        new
-    }
-
-    #[inline]
-    fn child(&self, node: u32, b: u8) -> Option<u32> {
-        if node == 0 {
-            let c = self.root_children[b as usize];
-            (c != u32::MAX).then_some(c)
-        } else {
-            self.children.get(&((node as u64) << 8 | b as u64)).copied()
-        }
+        Ok(WordPiece {
+            trie,
+            continuation,
+            unk,
+            max_chars,
+            opts,
+            specials,
+            id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        })
     }
 
     pub fn unk(&self) -> Rank {
@@ -426,134 +766,259 @@ impl WordPiece {
             out.push((self.unk, 0, bytes.len()));
             return;
         }
+        let trie = &self.trie;
         let mut pos = 0;
         while pos < bytes.len() {
             let root = if pos == 0 { Some(0) } else { self.continuation };
-            let mut best: Option<(Rank, usize)> = None;
+            let mut best = (NONE, 0);
             if let Some(mut node) = root {
-                let mut j = pos;
-                while j < bytes.len() {
-                    match self.child(node, bytes[j]) {
-                        Some(c) => node = c,
-                        None => break,
+                for (j, &b) in bytes.iter().enumerate().skip(pos) {
+                    node = trie.child(node, b);
+                    if node == NO_NODE {
+                        break;
                     }
-                    j += 1;
-                    let t = self.token[node as usize];
+                    let t = trie.token(node);
                     if t != NONE {
-                        best = Some((t, j));
+                        best = (t, j + 1);
                     }
                 }
             }
-            match best {
-                Some((t, end)) => {
-                    out.push((t, pos, end));
-                    pos = end;
-                }
-                None => {
-                    out.truncate(start_len);
-                    out.push((self.unk, 0, bytes.len()));
-                    return;
+            if best.0 == NONE {
+                out.truncate(start_len);
+                out.push((self.unk, 0, bytes.len()));
+                return;
+            }
+            out.push((best.0, pos, best.1));
+            pos = best.1;
+        }
+    }
+
+    /// The cache entry of a word not in the cache (at most `CACHE_WORD_BYTES` bytes).
+    #[inline(never)]
+    fn miss(
+        &self,
+        word: &str,
+        arena: &mut Vec<(Rank, u32)>,
+        scratch: &mut Vec<(Rank, usize, usize)>,
+    ) -> Entry {
+        scratch.clear();
+        self.encode_word(word, scratch);
+        let n = scratch.len() as u32;
+        if n <= 3 {
+            let mut e = [n, 0, 0, 0];
+            for (k, &(id, _, end)) in scratch.iter().enumerate() {
+                e[1 + k] = id;
+                if k < 2 {
+                    e[0] |= (end as u32) << (8 + 8 * k);
                 }
             }
+            Entry(e)
+        } else {
+            let at = arena.len() as u32;
+            arena.extend(scratch.iter().map(|&(id, _, end)| (id, end as u32)));
+            Entry([n, at, 0, 0])
         }
     }
 
-    /// `encode_word` through this thread's cache of word -> pieces (one cache per thread,
-    /// for the model that used it last; emptied when it holds `CACHE_WORDS` words).
-    fn encode_word_cached(
-        &self,
-        cache: &mut WordCache,
-        word: &str,
-        out: &mut Vec<(Rank, usize, usize)>,
-    ) {
-        let bytes = word.as_bytes();
-        if bytes.len() > CACHE_WORD_BYTES {
-            return self.encode_word(word, out);
-        }
-        let short = bytes.len() < 16;
-        let key = if short { pack(bytes) } else { 0 };
-        let hit = if short {
-            cache.short.get(&key)
-        } else {
-            cache.long.get(word)
-        };
-        if let Some(hit) = hit {
-            out.extend(hit.iter().map(|&(t, a, b)| (t, a as usize, b as usize)));
-            return;
-        }
-        let start = out.len();
-        self.encode_word(word, out);
-        if cache.short.len() + cache.long.len() >= CACHE_WORDS {
-            cache.short.clear();
-            cache.long.clear();
-        }
-        let pieces: Cached = out[start..]
-            .iter()
-            .map(|&(t, a, b)| (t, a as u32, b as u32))
-            .collect();
-        if short {
-            cache.short.insert(key, pieces);
-        } else {
-            cache.long.insert(word.into(), pieces);
-        }
-    }
-
-    /// Encodes a text: ids, and character offsets when `offsets` is given.
-    pub fn encode(&self, text: &str, ids: &mut Vec<Rank>, offsets: Option<&mut Vec<(u32, u32)>>) {
-        CACHE.with(|cell| {
-            let mut cache = cell.borrow_mut();
-            if cache.model != self.id {
-                *cache = WordCache {
+    /// Runs `f` with this thread's state, its cache emptied first if it held another model's.
+    fn with_state<R>(&self, f: impl FnOnce(&mut ThreadState) -> R) -> R {
+        STATE.with(|cell| {
+            let mut state = cell.borrow_mut();
+            if state.cache.model != self.id {
+                state.cache = WordCache {
                     model: self.id,
                     ..WordCache::default()
                 };
             }
-            self.encode_with(&mut cache, text, ids, offsets);
+            f(&mut state)
         })
     }
 
-    fn encode_with(
+    /// Encodes a text: ids, and character offsets when `offsets` is given.
+    pub fn encode(&self, text: &str, ids: &mut Vec<Rank>, offsets: Option<&mut Vec<(u32, u32)>>) {
+        self.with_state(|st| {
+            let ThreadState {
+                cache,
+                word,
+                scratch,
+            } = st;
+            match offsets {
+                None => self.encode_with::<false>(cache, word, scratch, text, ids, &mut Vec::new()),
+                Some(o) => self.encode_with::<true>(cache, word, scratch, text, ids, o),
+            }
+        })
+    }
+
+    /// Encodes texts one after the other into one buffer: their ids appended to `ids`, and
+    /// after each text the length of `ids` appended to `ends` (one thread, one state look-up).
+    pub fn encode_into(&self, texts: &[&str], ids: &mut Vec<Rank>, ends: &mut Vec<usize>) {
+        self.with_state(|st| {
+            let ThreadState {
+                cache,
+                word,
+                scratch,
+            } = st;
+            let mut none = Vec::new();
+            for t in texts {
+                self.encode_with::<false>(cache, word, scratch, t, ids, &mut none);
+                ends.push(ids.len());
+            }
+        })
+    }
+
+    /// The ids of `texts` in one buffer, and where each text's ids end in it, on `threads`
+    /// threads (texts in chunks, each chunk on one thread into its own buffer, then joined).
+    /// One buffer instead of one vector per text: short documents made allocation and freeing
+    /// a tenth of the time.
+    pub fn encode_batch_flat(
+        &self,
+        texts: &[&str],
+        threads: usize,
+    ) -> Result<(Vec<Rank>, Vec<usize>)> {
+        let mut ids = Vec::new();
+        let mut ends = Vec::with_capacity(texts.len());
+        if threads <= 1 || texts.len() < 2 {
+            crate::threads::run(threads.max(1), || {
+                self.encode_into(texts, &mut ids, &mut ends)
+            })?;
+            return Ok((ids, ends));
+        }
+        let parts: Vec<(Vec<Rank>, Vec<usize>)> = crate::threads::run(threads, || {
+            batch_chunks(texts)
+                .into_par_iter()
+                .map(|c| {
+                    let (mut i, mut e) = (Vec::new(), Vec::with_capacity(c.len()));
+                    self.encode_into(&texts[c], &mut i, &mut e);
+                    (i, e)
+                })
+                .collect()
+        })?;
+        ids.reserve_exact(parts.iter().map(|(i, _)| i.len()).sum());
+        for (i, e) in parts {
+            let base = ids.len();
+            ends.extend(e.iter().map(|&x| x + base));
+            ids.extend_from_slice(&i);
+        }
+        Ok((ids, ends))
+    }
+
+    /// Appends the pieces of one word (through the cache) to `ids` (and `offsets` when OFF).
+    #[inline(always)]
+    fn put_word<const OFF: bool>(
         &self,
         cache: &mut WordCache,
+        scratch: &mut Vec<(Rank, usize, usize)>,
+        w: &Word,
+        ids: &mut Vec<Rank>,
+        offsets: &mut Vec<(u32, u32)>,
+    ) {
+        let bytes = w.text.as_bytes();
+        let len = bytes.len();
+        if len > CACHE_WORD_BYTES {
+            scratch.clear();
+            self.encode_word(&w.text, scratch);
+            for &(t, a, b) in scratch.iter() {
+                ids.push(t);
+                if OFF {
+                    offsets.push(w.span(a, b));
+                }
+            }
+            return;
+        }
+        let e = if len < 16 {
+            let key = pack(bytes);
+            match cache.short.get(key) {
+                Some(e) => e,
+                None => {
+                    cache.make_room();
+                    let e = self.miss(&w.text, &mut cache.arena, scratch);
+                    cache.short.insert(key, e);
+                    e
+                }
+            }
+        } else {
+            match cache.long.get(bytes).copied() {
+                Some(e) => e,
+                None => {
+                    cache.make_room();
+                    let e = self.miss(&w.text, &mut cache.arena, scratch);
+                    cache.long.insert(bytes.into(), e);
+                    e
+                }
+            }
+        };
+        let n = e.0[0] & 0xff;
+        if n <= 3 {
+            if n == 1 {
+                ids.push(e.0[1]);
+                if OFF {
+                    offsets.push(w.span(0, len));
+                }
+                return;
+            }
+            let mut start = 0;
+            for k in 0..n as usize {
+                ids.push(e.0[1 + k]);
+                if OFF {
+                    let end = if k + 1 == n as usize {
+                        len
+                    } else {
+                        (e.0[0] >> (8 + 8 * k) & 0xff) as usize
+                    };
+                    offsets.push(w.span(start, end));
+                    start = end;
+                }
+            }
+        } else {
+            let at = e.0[1] as usize;
+            let mut start = 0;
+            for &(t, end) in &cache.arena[at..at + n as usize] {
+                ids.push(t);
+                if OFF {
+                    offsets.push(w.span(start, end as usize));
+                    start = end as usize;
+                }
+            }
+        }
+    }
+
+    fn encode_with<const OFF: bool>(
+        &self,
+        cache: &mut WordCache,
+        word: &mut Word,
+        scratch: &mut Vec<(Rank, usize, usize)>,
         text: &str,
         ids: &mut Vec<Rank>,
-        mut offsets: Option<&mut Vec<(u32, u32)>>,
+        offsets: &mut Vec<(u32, u32)>,
     ) {
-        let mut word = Word::default();
-        let mut pieces: Vec<(Rank, usize, usize)> = Vec::new();
-        let mut stretch = |s: &str,
-                           first: u32,
-                           ids: &mut Vec<Rank>,
-                           offsets: &mut Option<&mut Vec<(u32, u32)>>| {
-            for_each_word(&self.opts, s, first, &mut word, |w| {
-                pieces.clear();
-                self.encode_word_cached(cache, &w.text, &mut pieces);
-                for &(t, a, b) in &pieces {
-                    ids.push(t);
-                    if let Some(o) = offsets.as_deref_mut() {
-                        o.push(w.span(a, b));
-                    }
-                }
-            });
-        };
+        let opts = &self.opts;
+        macro_rules! scan_part {
+            ($part:expr, $first:expr) => {
+                scan::<OFF>(opts, $part, $first, word, &mut |w: &Word| {
+                    self.put_word::<OFF>(cache, scratch, w, ids, offsets)
+                })
+            };
+        }
         match &self.specials {
-            None => stretch(text, 0, ids, &mut offsets),
+            None => scan_part!(text, 0),
             Some((ac, sids)) => {
                 let mut start = 0;
                 let mut chars = 0u32;
                 for m in ac.find_iter(text) {
                     let before = &text[start..m.start()];
-                    stretch(before, chars, ids, &mut offsets);
-                    chars += before.chars().count() as u32;
-                    let n = text[m.start()..m.end()].chars().count() as u32;
-                    ids.push(sids[m.pattern().as_usize()]);
-                    if let Some(o) = offsets.as_deref_mut() {
-                        o.push((chars, chars + n));
+                    scan_part!(before, chars);
+                    if OFF {
+                        chars += before.chars().count() as u32;
                     }
-                    chars += n;
+                    ids.push(sids[m.pattern().as_usize()]);
+                    if OFF {
+                        let n = text[m.start()..m.end()].chars().count() as u32;
+                        offsets.push((chars, chars + n));
+                        chars += n;
+                    }
                     start = m.end();
                 }
-                stretch(&text[start..], chars, ids, &mut offsets);
+                scan_part!(&text[start..], chars);
             }
         }
     }
@@ -579,6 +1044,24 @@ impl WordPiece {
             }
         })
     }
+}
+
+/// A batch cut into runs of consecutive texts of about 256 KiB (at least one text each): the
+/// units of work of a batch on several threads.
+pub fn batch_chunks(texts: &[&str]) -> Vec<std::ops::Range<usize>> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, t) in texts.iter().enumerate() {
+        bytes += t.len();
+        if bytes >= 1 << 18 {
+            chunks.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < texts.len() {
+        chunks.push(start..texts.len());
+    }
+    chunks
 }
 
 /// The normalized words of `text` (what BertNormalizer + BertPreTokenizer give), with offsets.
@@ -649,6 +1132,55 @@ mod tests {
         ids.clear();
         wp.encode(&"a".repeat(200_000), &mut ids, None);
         assert_eq!(ids.len(), 200_000);
+    }
+
+    #[test]
+    fn pack_is_the_bytes_and_the_length() {
+        let mut seed = 12345u64;
+        for _ in 0..200 {
+            for n in 1..16 {
+                let w: Vec<u8> = (0..n)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        (seed >> 56) as u8
+                    })
+                    .collect();
+                let mut b = [0u8; 16];
+                b[..n].copy_from_slice(&w);
+                b[15] = n as u8;
+                assert_eq!(pack(&w), u128::from_le_bytes(b), "{w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_table_is_a_map() {
+        let mut t = ShortTable::default();
+        let mut m = std::collections::HashMap::new();
+        for i in 1..5000u128 {
+            let key = ((i * 0x9E37_79B9_7F4A_7C15) % (1 << 100)) | (1 << 120);
+            if let std::collections::hash_map::Entry::Vacant(v) = m.entry(key) {
+                v.insert(i as u32);
+                t.insert(key, Entry([1, i as u32, 0, 0]));
+            }
+        }
+        assert_eq!(t.len(), m.len());
+        for (&k, &v) in &m {
+            assert_eq!(t.get(k).map(|e| e.0[1]), Some(v));
+            assert!(t.get(k ^ (1 << 110)).is_none() || m.contains_key(&(k ^ (1 << 110))));
+        }
+    }
+
+    #[test]
+    fn offsets_path_and_ids_path_agree() {
+        let wp = model(&["[UNK]", "a", "##b", "ab", "##a", "é", "##é"], 100);
+        for text in ["ab abab aé éa", "AB, Ab! ÉA a\u{0}b", "中a b\u{301}"] {
+            let (mut ids, mut ids2, mut offs) = (Vec::new(), Vec::new(), Vec::new());
+            wp.encode(text, &mut ids, None);
+            wp.encode(text, &mut ids2, Some(&mut offs));
+            assert_eq!(ids, ids2);
+            assert_eq!(ids.len(), offs.len());
+        }
     }
 
     #[test]

@@ -13,6 +13,32 @@ The pipeline (performance and design notes):
   threads, so a run killed at any moment restarts from the last manifest, skips the
   documents already written, drops the first tokens of the document a shard ended in, and
   writes the same bytes as a run that was never stopped.
+
+Where the time went (profiled with py-spy and per-stage timers on o200k, 40-50 MB of the bench
+corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
+- A fixed 0.43 s per run before any text was read: ``max_id`` built the 200,000-entry
+  ``Tokenizer._vocab`` dict and a list of its keys (0.25 s) and the manifest's
+  ``tokenizer_hash`` joined 200,000 Python bytes objects (0.17 s). On the 50 MB bench file
+  (0.8 s of encoding at 64 MB/s) that alone was the gap from ``encode_files`` (64 MB/s) to
+  encode-corpus (46 MB/s). Both now come from the extension (``Encoder.vocab_table``, a few ms),
+  with the same hash and the same largest id.
+- Once started, the pipeline overlaps: py-spy shows the encoding thread busy all the run and
+  the main thread mostly waiting on it; with per-stage timers the encoder was never idle
+  between batches after the first. In CPU seconds per MB, encode-corpus (plain text and JSON
+  lines) is within the run-to-run spread of ``encode_files`` at 1 thread. The main thread's
+  own work is small against encoding (CPU, 50 MB, 12.8 M ids, 1.08 s to encode): sha256 of
+  the ids 2.7 % (hashlib releases the GIL), the file write 1.4 %, one fsync per shard
+  (overlapped with the next batch). ``np.insert`` of separators into a file cut into pieces
+  cost a copy of the batch's ids (about 5 %; 19 % with one separator per 2,000 ids): Rust now
+  puts them (``edges=``). Not overlapped: the first batch's reading (now 1 MiB, ramping up), the
+  last batch's write, the last shard's re-hash (its header changes) and its fsync.
+- Large plain-text files never pass through Python (``_file_ranges``: Rust reads byte ranges
+  cut at independent cuts on the encoding threads). Small text files are read by
+  ``sources.documents``, one ``str`` each.
+- JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
+  machine, and a core taken from the encoder on 2 cores): they are now read in Rust
+  (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
+  is not sure of, so errors and edge cases are Python's, unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bytepair.corpus import formats, manifest
+from bytepair.corpus import formats, jsonl, manifest
 from bytepair.errors import BytepairError, CorpusError
 
 if TYPE_CHECKING:
@@ -87,6 +113,9 @@ def _sources(inputs: Any, text_field: str) -> Source:
 # where the tokenizer's split pattern ends a piece on its own (`safe_prefix`), so that memory
 # stays bounded for one huge document and the ids are those of the whole text.
 STREAM_BYTES = 32 << 20
+# The first batch is this size and each next one twice the last, up to ``batch_bytes``: the
+# encoder waits only for the first MB to be read (JSON lines: 16 MB took 0.1-0.4 s), not 16.
+FIRST_BATCH_BYTES = 1 << 20
 BLOCK_CHARS = 8 << 20
 
 
@@ -118,7 +147,8 @@ def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer
                 for unit in _stream_text(f, errors, tok):
                     yield unit, k
             continue
-        for doc in documents(f, text_field=text_field, errors=errors):
+        read = jsonl.documents if f.jsonl and not f.parquet else documents  # JSON lines: in Rust
+        for doc in read(f, text_field=text_field, errors=errors):
             if doc:
                 yield Unit(doc), k
 
@@ -186,39 +216,23 @@ def encode_units(
     separator: tuple[int, bool] | None,
     num_threads: int | None,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """The ids of a batch of units (all texts, or all file ranges) with their separators."""
+    """The ids of a batch of units (all texts, or all file ranges) with their separators (put
+    in Rust, before each unit that starts a document or after each that ends one)."""
     from bytepair.arrays import encode_documents
 
-    whole = all(u.start and u.end for u in units)
+    edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
     if units[0].range is not None:  # byte ranges of a large file, read in Rust
         ranges = [u.range for u in units if u.range is not None]
-        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(ranges, [], width=dt.itemsize, num_threads=num_threads)
+        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(
+            ranges, [], width=dt.itemsize, separator=separator, num_threads=num_threads, edges=edges
+        )
         ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
         offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
-        if separator is not None:
-            ids, offsets = _add_separators(ids, offsets, units, *separator)
         return ids, offsets
     texts = [u.text for u in units]
     if tok._normalize is not None:
         texts = [tok._normalize(t) for t in texts]
-    ids, offsets = encode_documents(
-        tok, texts, allowed=[], dt=dt, separator=separator if whole else None, num_threads=num_threads
-    )
-    if not whole and separator is not None:
-        ids, offsets = _add_separators(ids, offsets, units, *separator)
-    return ids, offsets
-
-
-def _add_separators(
-    ids: NDArray[Any], offsets: NDArray[np.int64], units: list[Unit], eot: int, prepend: bool
-) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """Puts ``eot`` before each unit that starts a document (or after each that ends one)."""
-    flags = np.array([u.start if prepend else u.end for u in units], dtype=bool)
-    at = offsets[:-1][flags] if prepend else offsets[1:][flags]
-    out = np.insert(ids, at, np.asarray(eot, dtype=ids.dtype))
-    # Each unit moves by the separators inserted before it (its own one included when prepended).
-    new_offsets = offsets + np.concatenate([[0], np.cumsum(flags)]).astype(np.int64)
-    return out, new_offsets
+    return encode_documents(tok, texts, allowed=[], dt=dt, separator=separator, num_threads=num_threads, edges=edges)
 
 
 class _Progress:
@@ -379,6 +393,7 @@ def encode_corpus(
         batch: list[Unit] = []
         first = start_doc
         size = 0
+        limit = min(batch_bytes, FIRST_BATCH_BYTES)  # small first batches: encoding starts sooner
         for unit, k in _units(files, source.text_field, errors, tok):
             if k > done_files:
                 done_files = k
@@ -393,9 +408,10 @@ def encode_corpus(
             batch.append(unit)
             size += unit.size()
             index += 1
-            if size >= batch_bytes:
+            if size >= limit:
                 yield first, batch
                 first, batch, size = index, [], 0
+                limit = min(batch_bytes, limit * 2)
         if batch:
             yield first, batch
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._json import read_json, read_text
 from bytepair.errors import BytepairError, FormatError
 from bytepair.tokenizer import Tokenizer
 
@@ -215,44 +216,6 @@ def check_special_ids(specials: Mapping[str, int], n_tokens: int, where: str) ->
             raise FormatError(f"{where}: the special token {text!r} has the id {i}, far beyond the {n_tokens} tokens")
 
 
-def read_text(path: str) -> str:
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json's object hook: a repeated key (two ids for one token) is an error, not the last one
-    silently winning. One call per JSON object; the vocabulary is one call."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-def read_json(path: str) -> object:
-    text = read_text(path)
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey as e:
-        raise FormatError(f"{path}: the key {e.args[0]!r} appears twice in one object") from None
-    except json.JSONDecodeError as e:
-        raise FormatError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
-    except RecursionError:
-        raise FormatError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
-
-
 def token_strings(tok: Tokenizer) -> dict[int, str]:
     """``{id: string}`` of the ordinary tokens."""
     return {i: bytes_to_unicode(b) for i, b in tok._vocab.items()}
@@ -285,14 +248,20 @@ def merges_txt(tok: Tokenizer, strings: dict[int, str] | None = None) -> str:
 def check_exportable(tok: Tokenizer, what: str) -> dict[int, str]:
     """GPT-2 and Hugging Face byte-level files show tokens as strings: a special token's text
     must not also be an ordinary token's string. Returns the strings, ``{id: string}``."""
-    strings = token_strings(tok)
-    specials = {t: i for t, i in tok._special_tokens.items() if tok._core.lookup(t.encode()) != i}
-    if specials:
-        taken = set(strings.values())
-        for text in specials:
-            if text in taken:
+    check_specials_exportable(tok, what)
+    return token_strings(tok)
+
+
+def check_specials_exportable(tok: Tokenizer, what: str) -> None:
+    """:func:`check_exportable` without making the strings: a special token written into the
+    vocabulary (see :func:`vocab_json`) must not read as an ordinary token's string, i.e. its
+    text must not be GPT-2's string of an ordinary token's bytes (strings and bytes correspond
+    one to one)."""
+    for text, i in tok._special_tokens.items():
+        if tok._core.lookup(text.encode()) != i:
+            raw = unicode_to_bytes(text)
+            if raw and tok._core.lookup(raw) is not None:
                 raise FormatError(f"cannot write {what}: the special token {text!r} reads as an ordinary token's string")
-    return strings
 
 
 def dump_gpt2(tok: Tokenizer, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:

@@ -25,14 +25,17 @@ that token) and ``false`` for merge lists (a token is used only when the merges 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import operator
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._json import read_json
 from bytepair import _core
 from bytepair.errors import BytepairError, BytepairWarning, FormatError
 from bytepair.formats import gpt2
@@ -176,8 +179,9 @@ def _merge_pairs(merges: Any, where: str) -> list[tuple[str, str]]:
     return out
 
 
-def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str, str] | None = None) -> Tokenizer:
-    """A :class:`~bytepair.Tokenizer` from the parsed content of a ``tokenizer.json``."""
+def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str | None, dict[str, int]]:
+    """Everything but the vocabulary and merges, checked: ``(model, normalization, pattern,
+    added tokens {text: id})``."""
     if not isinstance(doc, dict) or "model" not in doc:
         raise FormatError(f"{where}: not a Hugging Face tokenizer.json (no 'model')")
     model = _check_model(doc["model"], where)
@@ -210,6 +214,12 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
             other = next(t for t, j in specials.items() if j == i)
             raise FormatError(f"{where}: {path}: the id {i} is given to both {other!r} and {text!r}")
         specials[text] = i
+    return model, normalization, pattern, specials
+
+
+def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str, str] | None = None) -> Tokenizer:
+    """A :class:`~bytepair.Tokenizer` from the parsed content of a ``tokenizer.json``."""
+    model, normalization, pattern, specials = _components(doc, where)
     vocab_doc = model.get("vocab")
     if not isinstance(vocab_doc, dict):
         raise FormatError(f"{where}: model.vocab must be an object {{token: id}}")
@@ -249,6 +259,20 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
         ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)
         if ranked is not None:
             return ranked
+    return _from_merge_list(vocab, merge_ids, specials, pattern, normalization, roles, model.get("ignore_merges"), where)
+
+
+def _from_merge_list(
+    vocab: dict[int, bytes],
+    merge_ids: list[tuple[int, int]],
+    specials: dict[str, int],
+    pattern: str | None,
+    normalization: str | None,
+    roles: Mapping[str, str],
+    ignore_merges: Any,
+    where: str,
+) -> Tokenizer:
+    """The tokenizer of checked parts read as a merge list (the last step of both readers)."""
     merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
     try:
         # ignore_merges (Llama-3, Qwen2): a piece that is a token is that token. bytepair uses a
@@ -256,7 +280,7 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
         tok = Tokenizer._from_merges(vocab, merges, merge_ids, specials, pattern, normalization=normalization, roles=roles)
     except BytepairError as e:
         raise FormatError(f"{where}: {e}") from None
-    if model.get("ignore_merges"):
+    if ignore_merges:
         _warn_unmade(tok, where)
     return tok
 
@@ -284,7 +308,7 @@ def _warn_unmade(tok: Tokenizer, where: str) -> None:
             f"{where}: model.ignore_merges: {len(unmade)} token(s) that the merges do not make of their own "
             f"bytes, first {unmade[0]!r}: Hugging Face encodes such a piece as that one token, bytepair by the merges",
             BytepairWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -317,7 +341,17 @@ def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
     path = os.fspath(path)
     if os.path.isdir(path):
         return load_pretrained(path)
-    return from_hf_dict(gpt2.read_json(path), where=path)
+    return _load_file(path)
+
+
+def _load_file(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer:
+    """Reads a ``tokenizer.json`` file: the fast reader, else the one that names errors."""
+    from bytepair.formats import _hf_fast
+
+    tok = _hf_fast.load(path, roles)
+    if tok is None:
+        tok = from_hf_dict(read_json(path), where=path, roles=roles)
+    return tok
 
 
 def _roles_of(directory: str) -> dict[str, str]:
@@ -327,7 +361,7 @@ def _roles_of(directory: str) -> dict[str, str]:
         p = os.path.join(directory, name)
         if not os.path.exists(p):
             continue
-        doc = gpt2.read_json(p)
+        doc = read_json(p)
         if not isinstance(doc, dict):
             raise FormatError(f"{p}: expected a JSON object")
         for role in ROLES:
@@ -346,7 +380,7 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
     roles = _roles_of(directory)
     tj = os.path.join(directory, "tokenizer.json")
     if os.path.exists(tj):
-        return from_hf_dict(gpt2.read_json(tj), where=tj, roles=roles)
+        return _load_file(tj, roles)
     vj, mt = os.path.join(directory, "vocab.json"), os.path.join(directory, "merges.txt")
     if os.path.exists(vj) and os.path.exists(mt):
         tok = gpt2.load_gpt2(vj, mt)
@@ -360,11 +394,23 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
     raise FormatError(f"{directory}: no tokenizer.json, nor vocab.json and merges.txt")
 
 
+def _load_pretrained_fast(directory: str) -> Tokenizer | None:
+    """:func:`load_pretrained` of a directory with a ``tokenizer.json`` by the fast reader, or
+    None (then ``load_pretrained`` gives the same tokenizer or names the problem)."""
+    from bytepair.formats import _hf_fast
+
+    try:
+        roles = _roles_of(directory)
+    except (FormatError, OSError):
+        return None
+    return _hf_fast.load(os.path.join(directory, "tokenizer.json"), roles)
+
+
 def _added_tokens_of(directory: str) -> dict[str, int]:
     p = os.path.join(directory, "tokenizer_config.json")
     if not os.path.exists(p):
         return {}
-    doc = gpt2.read_json(p)
+    doc = read_json(p)
     decoder = doc.get("added_tokens_decoder") if isinstance(doc, dict) else None
     out: dict[str, int] = {}
     if isinstance(decoder, dict):
@@ -389,6 +435,15 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"expected a Tokenizer, not {type(tok).__name__}")
     strings = gpt2.check_exportable(tok, "tokenizer.json")
+    # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
+    # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
+    vocab = gpt2.vocab_json(tok, strings)
+    return _hf_doc(tok, vocab, [[strings[a], strings[b]] for a, b in gpt2.merge_ids(tok)])
+
+
+def _hf_doc(tok: Tokenizer, vocab: dict[str, int], merges: list[list[str]]) -> dict[str, Any]:
+    """The document of :func:`to_hf_dict` around a given ``model.vocab`` and ``model.merges``
+    (the last two keys of the last key, ``model``: :func:`_hf_text` relies on that)."""
     normalizer: dict[str, Any] | None = None
     if tok.normalization is not None:
         steps = [{"type": _NORMALIZER_TYPES[s]} for s in tok.normalization.split("+")]
@@ -402,9 +457,6 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
     else:
         split = {"type": "Split", "pattern": {"Regex": to_oniguruma(tok.pattern)}, "behavior": "Isolated", "invert": False}
         pre = {"type": "Sequence", "pretokenizers": [split, byte_level]}
-    # Special tokens are in the model's vocabulary too (as GPT-2's files have them): tokenizers
-    # renumbers an added token that is not, when ids have a gap (cl100k has no id 100256).
-    vocab = gpt2.vocab_json(tok, strings)
     return {
         "version": "1.0",
         "truncation": None,
@@ -424,14 +476,52 @@ def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
             "byte_fallback": False,
             "ignore_merges": tok._merges is None,
             "vocab": vocab,
-            "merges": [[strings[a], strings[b]] for a, b in gpt2.merge_ids(tok)],
+            "merges": merges,
         },
     }
 
 
+def _hf_text(tok: Tokenizer) -> str:
+    """``json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":"))``, with the
+    vocabulary and merges written by the extension (``Encoder.hf_model_json``): for o200k that
+    is 600,000 strings Python neither makes nor encodes. The tests compare the two texts."""
+    if not isinstance(tok, Tokenizer):
+        raise TypeError(f"expected a Tokenizer, not {type(tok).__name__}")
+    gpt2.check_specials_exportable(tok, "tokenizer.json")
+    head = json.dumps(_hf_doc(tok, {}, []), ensure_ascii=False, separators=(",", ":"))
+    tail = '"vocab":{},"merges":[]}}'
+    if not head.endswith(tail):  # _hf_doc's layout changed: no fast way
+        return json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":"))
+    merges = None if tok._merges is None else gpt2.merge_ids(tok)
+    ordinary, merges_text = tok._core.hf_model_json(merges)
+    # The special tokens after the ordinary ones, in id order, as gpt2.vocab_json puts them.
+    specials = [
+        json.dumps(text, ensure_ascii=False) + ":" + str(i)
+        for text, i in sorted(tok._special_tokens.items(), key=lambda kv: kv[1])
+        if tok._core.lookup(text.encode()) != i
+    ]
+    vocab = ",".join([ordinary, *specials])
+    return head[: -len(tail)] + '"vocab":{' + vocab + '},"merges":' + merges_text + "}}"
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pauses the cyclic garbage collector: the document of an o200k-sized tokenizer is 200,000
+    lists and strings, whose making sets it off again and again (a quarter of the time
+    ``to_hf_dict`` took); strings and lists of strings form no cycles."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def save_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """Writes ``tok`` as a Hugging Face ``tokenizer.json`` (atomically)."""
-    text = json.dumps(to_hf_dict(tok), ensure_ascii=False, separators=(",", ":")) + "\n"
+    with _gc_paused():
+        text = _hf_text(tok) + "\n"
     write_atomic(path, text.encode("utf-8"))
 
 
@@ -442,7 +532,8 @@ def save_pretrained(tok: Tokenizer, directory: str | os.PathLike[str]) -> list[s
     loads the directory. Returns the paths written."""
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
-    hf = to_hf_dict(tok)
+    with _gc_paused():
+        hf = to_hf_dict(tok)
     roles = {f"{r}_token": t for r, t in tok.special_tokens_map.items()}
     config: dict[str, Any] = {
         "tokenizer_class": "PreTrainedTokenizerFast",

@@ -254,19 +254,7 @@ mod tests {
         (0..256).map(|b| (b as Rank, vec![b as u8])).collect()
     }
 
-    /// The textbook loop: merge the leftmost lowest pair until none is left.
-    fn naive(bpe: &Bpe, piece: &[u8]) -> Vec<Rank> {
-        let mut ids: Vec<Rank> = piece.iter().map(|&b| bpe.byte_ids[b as usize]).collect();
-        loop {
-            let best = (0..ids.len().saturating_sub(1))
-                .map(|i| (bpe.pair(ids[i], ids[i + 1]), i))
-                .min()
-                .filter(|&(v, _)| v != NONE);
-            let Some((v, i)) = best else { return ids };
-            ids[i] = result(v);
-            ids.remove(i + 1);
-        }
-    }
+    use crate::encode::tests::naive;
 
     struct Rng(u64);
     impl Rng {
