@@ -227,7 +227,10 @@ pub fn is_independent_cut(preset: Preset, text: &[u8], cut: usize) -> bool {
     if preset == Preset::Gpt2 {
         return text[cut].is_ascii_whitespace() && solid_before(cut);
     }
+    // o200k's punctuation piece `O+[\r\n/]*` goes on through a `/` after its newlines
+    // (`:\n/` is one piece, one token): no cut before a `/` there.
     text[cut - 1] == b'\n'
+        && !(preset == Preset::O200k && text[cut] == b'/')
         && solid_before(whitespace_run_start(text, cut))
         && char_class_at(text, cut).is_some_and(|k| k & WS == 0)
 }
@@ -1218,6 +1221,28 @@ mod tests {
             for pair in &pairs {
                 check(pair, &wide);
                 check(pair, &dense);
+            }
+        }
+    }
+
+    /// o200k's `O+[\r\n/]*` takes a `/` after the newline (found by the Python property test
+    /// of chunking: `:\n/` is one piece); cl100k ends the piece at the newline.
+    #[test]
+    fn no_o200k_cut_before_a_slash_after_a_newline() {
+        assert!(!is_independent_cut(Preset::O200k, b":\n/", 2));
+        assert!(is_independent_cut(Preset::O200k, b":\nx", 2));
+        assert!(is_independent_cut(Preset::Gpt4, b":\n/", 2));
+        for pair in pairs() {
+            let preset = pair.scanner.preset().unwrap();
+            for text in [":\n/", "a.\n/b", "x:\r\n/x", "x\n/"] {
+                let whole = pieces(&pair.scanner, text);
+                for cut in 1..text.len() {
+                    if is_independent_cut(preset, text.as_bytes(), cut) {
+                        let mut split = pieces(&pair.scanner, &text[..cut]);
+                        split.extend(pieces(&pair.scanner, &text[cut..]));
+                        assert_eq!(split, whole, "{} {text:?} at {cut}", pair.name);
+                    }
+                }
             }
         }
     }
