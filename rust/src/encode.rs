@@ -97,6 +97,28 @@
 //!   `encode_files` 72 MB/s warm on the quiet 16-core one, different machines): the next place to look is
 //!   reading, UTF-8 checking, chunking and copying out in `arrays.rs`, then a cache keyed on
 //!   spans of several pieces (which would skip the scanner too).
+//! - The warm path, first cuts (issue 11; cachegrind on `rust/examples/warm.rs`, o200k, one
+//!   thread, instructions of one warm pass = run with 2 passes minus run with 1):
+//!   tinyshakespeare (258.6 k pieces) 58.5 M -> 42.6 M (226 -> 165 per piece); 816 KiB of this
+//!   repository's Rust and Python source 67.8 M -> 53.8 M (cold 71.1 M -> 57.5 M); 1 MiB of
+//!   `make_corpus.py`'s multilingual text 56.2 M -> 45.6 M (cold 92.7 M -> 84.0 M). In the order
+//!   measured on
+//!   tinyshakespeare: the hot case of `encode_piece_cached` (1 to 8 bytes, one token) inlined
+//!   with the rest out of line in `encode_piece_slow` (alone: no gain, 60.0 M, because the
+//!   closure it landed in was itself called per piece); the ASCII fast path of the o200k
+//!   scanner (`pretok::o200k_ascii`) and pieces handed out as bytes, not `str` (59.0 M: still
+//!   called through `Fn::call`); the general scanner out of line and the closures of `walk`
+//!   and `encode_chunk` marked `#[inline(always)]`, so the scan loop, the fast scanner and the
+//!   hot case are one loop with no call per piece (52.6 M, then 47.6 M with the scanner called
+//!   directly rather than as a function value); the piece cache comparing its key's first 8
+//!   bytes with the head word instead of building each word by a copy (46.3 M); lowercase runs
+//!   8 bytes at a time (44.1 M); the `MutexGuard` of the piece cache turned into an
+//!   `Option<&mut>` once per chunk rather than per piece (42.6 M). What is left per piece: ~55 instructions in the scanner, ~45
+//!   in hashing, probing and pushing, and ~300 per piece that is not one token (second hash,
+//!   cache probe and key compare, copying its ids), about 10 % of pieces.
+//!   Not tried for lack of time: a head word loaded from the text (8 bytes past the piece
+//!   start, masked to its length) instead of the three-way `head`, a combined table of whole
+//!   pieces -> id or cached ids (one probe for both), ASCII fast paths for gpt2/cl100k.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
@@ -188,6 +210,14 @@ fn hash_bytes(b: &[u8], head: u64) -> u64 {
     h ^ (h >> 29)
 }
 
+/// `hash_bytes` of a piece of `len` bytes, 1 to 8, whose `head` is given (one multiply).
+#[inline(always)]
+fn hash_short(head: u64, len: usize) -> u64 {
+    debug_assert!((1..=8).contains(&len));
+    let h = (head ^ (len as u64).rotate_right(8)).wrapping_mul(K);
+    h ^ (h >> 29)
+}
+
 /// A boxed slice of `n` copies of `value`.
 fn filled<T: Copy>(n: usize, value: T) -> Box<[T]> {
     vec![value; n].into_boxed_slice()
@@ -253,6 +283,22 @@ impl TokenTable {
                 && (b.len() <= 8 || tail(s.id) == &b[8..])
             {
                 return Some(s.id);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// `find` for a key of `len` bytes, 1 to 8 (its head is the whole key).
+    #[inline(always)]
+    fn find_short(&self, head: u64, len: usize, h: u64) -> Option<Rank> {
+        let mut i = (h >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s.len as usize == len && s.head == head {
+                return Some(s.id);
+            }
+            if s.len == 0 {
+                return None;
             }
             i = (i + 1) & self.mask;
         }
@@ -443,9 +489,37 @@ fn word(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes(w)
 }
 
+/// Whether the cached key words `key` (`word`s of a piece of `piece.len()` bytes) are those of
+/// `piece`, whose `head` is given: the first two words are the head's halves, the others are
+/// compared four bytes at a time (`word` for each, a copy into a zeroed array, was most of a
+/// warm cache hit).
+#[inline(always)]
+fn key_matches(key: &[u32], piece: &[u8], head: u64) -> bool {
+    debug_assert_eq!(key.len(), piece.len().div_ceil(4));
+    if key[0] != head as u32 {
+        return false;
+    }
+    if key.len() == 1 {
+        return true;
+    }
+    if key[1] != (head >> 32) as u32 {
+        return false;
+    }
+    if piece.len() <= 8 {
+        return true;
+    }
+    let rest = &piece[8..];
+    let mut chunks = rest.chunks_exact(4);
+    let full = key[2..]
+        .iter()
+        .zip(chunks.by_ref())
+        .all(|(&w, c)| w == u32::from_le_bytes(c.try_into().unwrap()));
+    full && (chunks.remainder().is_empty() || key[key.len() - 1] == word(rest, rest.len() / 4))
+}
+
 impl CacheTable {
     #[inline]
-    fn get(&self, piece: &[u8], h: u64) -> Option<&[Rank]> {
+    fn get(&self, piece: &[u8], head: u64, h: u64) -> Option<&[Rank]> {
         if self.slots.is_empty() {
             return None;
         }
@@ -461,7 +535,7 @@ impl CacheTable {
                 let off = slot as u32 as usize;
                 let words = piece.len().div_ceil(4);
                 let key = &self.arena[off..off + words];
-                if key.iter().enumerate().all(|(j, &w)| w == word(piece, j)) {
+                if key_matches(key, piece, head) {
                     let n = (slot >> 40) as u8 as usize;
                     return Some(&self.arena[off + words..off + words + n]);
                 }
@@ -517,12 +591,12 @@ pub struct PieceCache {
 impl PieceCache {
     /// Appends the ids of `piece` to `out` if it is cached.
     #[inline]
-    fn get_into(&mut self, piece: &[u8], h: u64, out: &mut Vec<Rank>) -> bool {
-        if let Some(ids) = self.young.get(piece, h) {
+    fn get_into(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
+        if let Some(ids) = self.young.get(piece, head, h) {
             out.extend_from_slice(ids);
             return true;
         }
-        let Some(ids) = self.old.get(piece, h) else {
+        let Some(ids) = self.old.get(piece, head, h) else {
             return false;
         };
         let start = out.len();
@@ -1019,27 +1093,51 @@ impl Bpe {
 
     /// Appends the ids of one piece to `out`, looking up and filling `cache` for pieces that are
     /// not one token.
-    #[inline]
+    ///
+    /// The warm path (issue 11): a piece of 1 to 8 bytes that is one token (most pieces) is
+    /// hashed from its one head word, probed and pushed here, inlined into the caller's loop;
+    /// everything else goes to `encode_piece_slow`, out of line, so that the common case keeps
+    /// its registers (an out-of-line call for every piece saved and restored six of them).
+    #[inline(always)]
     pub fn encode_piece_cached(
         &self,
         piece: &[u8],
         cache: Option<&mut PieceCache>,
         out: &mut Vec<Rank>,
     ) {
+        let n = piece.len();
+        if n.wrapping_sub(1) < 8 {
+            let head = head(piece);
+            let h = hash_short(head, n);
+            if let Some(id) = self.table.find_short(head, n, h) {
+                if self.is_direct(id) {
+                    out.push(id);
+                    return;
+                }
+            }
+        }
+        self.encode_piece_slow(piece, cache, out)
+    }
+
+    /// `encode_piece_cached` for pieces that are empty, longer than 8 bytes, or not one token.
+    #[inline(never)]
+    fn encode_piece_slow(&self, piece: &[u8], cache: Option<&mut PieceCache>, out: &mut Vec<Rank>) {
         if piece.is_empty() {
             return;
         }
         let head = head(piece);
         let h = hash_bytes(piece, head);
-        if let Some(id) = self.find(piece, head, h) {
-            if self.is_direct(id) {
-                out.push(id);
-                return;
+        if piece.len() > 8 {
+            if let Some(id) = self.find(piece, head, h) {
+                if self.is_direct(id) {
+                    out.push(id);
+                    return;
+                }
             }
         }
         match cache {
             Some(cache) if piece.len() < LONG_PIECE => {
-                if cache.get_into(piece, h, out) {
+                if cache.get_into(piece, head, h, out) {
                     return;
                 }
                 let start = out.len();
@@ -1071,7 +1169,7 @@ impl Bpe {
         scratch.clear();
         match cache {
             Some(cache) if piece.len() < LONG_PIECE => {
-                if !cache.get_into(piece, h, scratch) {
+                if !cache.get_into(piece, head, h, scratch) {
                     self.encode_by_merges(piece, scratch);
                     cache.insert(piece, h, 0, scratch);
                 }
@@ -1435,15 +1533,19 @@ impl Encoder {
         mut f: impl FnMut(Item<'t>) -> ControlFlow<B>,
     ) -> Result<ControlFlow<B>> {
         let Some(m) = matcher else {
-            return self
-                .pretok
-                .try_for_each_piece(text, |p| f(Item::Piece(p.as_bytes())));
+            return self.pretok.try_for_each_piece_bytes(
+                text,
+                #[inline(always)]
+                |p| f(Item::Piece(p)),
+            );
         };
         let mut start = 0;
         for hit in m.automaton.find_iter(text) {
-            let flow = self
-                .pretok
-                .try_for_each_piece(&text[start..hit.start()], |p| f(Item::Piece(p.as_bytes())))?;
+            let flow = self.pretok.try_for_each_piece_bytes(
+                &text[start..hit.start()],
+                #[inline(always)]
+                |p| f(Item::Piece(p)),
+            )?;
             if flow.is_break() {
                 return Ok(flow);
             }
@@ -1452,8 +1554,11 @@ impl Encoder {
             }
             start = hit.end();
         }
-        self.pretok
-            .try_for_each_piece(&text[start..], |p| f(Item::Piece(p.as_bytes())))
+        self.pretok.try_for_each_piece_bytes(
+            &text[start..],
+            #[inline(always)]
+            |p| f(Item::Piece(p)),
+        )
     }
 
     pub(crate) fn encode_chunk(
@@ -1462,14 +1567,20 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
-        let mut cache = self.cache();
-        self.walk(text, matcher, |item| {
-            match item {
-                Item::Piece(p) => self.bpe.encode_piece_cached(p, cache.as_deref_mut(), out),
-                Item::Special(id) => out.push(id),
-            }
-            ControlFlow::<()>::Continue(())
-        })
+        let mut guard = self.cache();
+        let mut cache = guard.as_deref_mut();
+        self.walk(
+            text,
+            matcher,
+            #[inline(always)]
+            |item| {
+                match item {
+                    Item::Piece(p) => self.bpe.encode_piece_cached(p, cache.as_deref_mut(), out),
+                    Item::Special(id) => out.push(id),
+                }
+                ControlFlow::<()>::Continue(())
+            },
+        )
         .map(drop)
     }
 
@@ -1933,6 +2044,33 @@ mod tests {
     }
 
     #[test]
+    fn piece_cache_compares_every_byte_of_the_key() {
+        // Same hash, same length, one byte different anywhere: never a hit (issue 11's key
+        // compare takes the first 8 bytes from the head word, the rest 4 at a time).
+        for len in 1..=40usize {
+            let piece: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let h = hash_bytes(&piece, head(&piece));
+            let mut cache = PieceCache::default();
+            cache.insert(&piece, h, 0, &[len as Rank, 1]);
+            let mut out = Vec::new();
+            assert!(cache.get_into(&piece, head(&piece), h, &mut out), "{len}");
+            assert_eq!(out, vec![len as Rank, 1]);
+            for at in 0..len {
+                for x in [0u8, b'A', 0x80, 0xFF] {
+                    let mut other = piece.clone();
+                    other[at] = x;
+                    let mut out = Vec::new();
+                    assert!(
+                        !cache.get_into(&other, head(&other), h, &mut out),
+                        "{len} {at}"
+                    );
+                    assert!(out.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn piece_cache_keeps_recent_pieces_across_generations() {
         let mut cache = PieceCache::default();
         let n = 2 * CACHE_ENTRIES + 100;
@@ -1941,18 +2079,18 @@ mod tests {
         for i in 0..n {
             let k = key(i);
             let mut out = vec![7];
-            assert!(!cache.get_into(&k, hash(&k), &mut out));
+            assert!(!cache.get_into(&k, head(&k), hash(&k), &mut out));
             out.push(i as Rank);
             cache.insert(&k, hash(&k), 1, &out);
         }
         for i in (0..n).rev().take(CACHE_ENTRIES) {
             let k = key(i);
             let mut out = Vec::new();
-            assert!(cache.get_into(&k, hash(&k), &mut out), "{i}");
+            assert!(cache.get_into(&k, head(&k), hash(&k), &mut out), "{i}");
             assert_eq!(out, vec![i as Rank]);
         }
         let k = key(0);
-        assert!(!cache.get_into(&k, hash(&k), &mut Vec::new()));
+        assert!(!cache.get_into(&k, head(&k), hash(&k), &mut Vec::new()));
     }
 
     #[test]

@@ -154,7 +154,7 @@ impl Pretokenizer {
             }),
             Kind::Preset(Preset::Gpt2) => Ok(scan(text, f, next_gpt2)),
             Kind::Preset(Preset::Gpt4) => Ok(scan(text, f, next_gpt4)),
-            Kind::Preset(Preset::O200k) => Ok(scan(text, f, next_o200k)),
+            Kind::Preset(Preset::O200k) => Ok(scan(text, f, next_o200k_fast)),
             Kind::Custom(re) => {
                 let mut end = 0; // end of the text handed out so far
                 for m in re.find_iter(text) {
@@ -173,6 +173,24 @@ impl Pretokenizer {
                 }
                 Ok(ControlFlow::Continue(()))
             }
+        }
+    }
+
+    /// `try_for_each_piece` handing out the pieces as bytes. The presets skip the two
+    /// character-boundary checks of slicing a `str` per piece (the encoder's warm path, issue
+    /// 11: their scanners end pieces on boundaries only, which `scan` asserts in debug builds).
+    #[inline]
+    pub fn try_for_each_piece_bytes<'t, B>(
+        &self,
+        text: &'t str,
+        mut f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
+        let b = text.as_bytes();
+        match &self.kind {
+            Kind::Preset(Preset::Gpt2) => Ok(scan_bytes(b, f, next_gpt2)),
+            Kind::Preset(Preset::Gpt4) => Ok(scan_bytes(b, f, next_gpt4)),
+            Kind::Preset(Preset::O200k) => Ok(scan_o200k_bytes(b, f)),
+            _ => self.try_for_each_piece(text, |p| f(p.as_bytes())),
         }
     }
 
@@ -209,7 +227,10 @@ pub fn is_independent_cut(preset: Preset, text: &[u8], cut: usize) -> bool {
     if preset == Preset::Gpt2 {
         return text[cut].is_ascii_whitespace() && solid_before(cut);
     }
+    // o200k's punctuation piece `O+[\r\n/]*` goes on through a `/` after its newlines
+    // (`:\n/` is one piece, one token): no cut before a `/` there.
     text[cut - 1] == b'\n'
+        && !(preset == Preset::O200k && text[cut] == b'/')
         && solid_before(whitespace_run_start(text, cut))
         && char_class_at(text, cut).is_some_and(|k| k & WS == 0)
 }
@@ -429,6 +450,40 @@ fn scan<'t, B>(
     ControlFlow::Continue(())
 }
 
+/// `scan_bytes` for o200k, calling its scanner directly: passed as a function value, its ASCII
+/// fast path was not inlined into the loop (a call per piece through `Fn::call`).
+#[inline(always)]
+fn scan_o200k_bytes<'t, B>(
+    b: &'t [u8],
+    mut f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let mut i = 0;
+    while i < b.len() {
+        let end = next_o200k_fast(b, i);
+        debug_assert!(end > i && (end == b.len() || b[end] & 0xC0 != 0x80));
+        f(&b[i..end])?;
+        i = end;
+    }
+    ControlFlow::Continue(())
+}
+
+/// `scan` over bytes (see `Pretokenizer::try_for_each_piece_bytes`).
+#[inline]
+fn scan_bytes<'t, B>(
+    b: &'t [u8],
+    mut f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
+    next: impl Fn(&[u8], usize) -> usize,
+) -> ControlFlow<B> {
+    let mut i = 0;
+    while i < b.len() {
+        let end = next(b, i);
+        debug_assert!(end > i && (end == b.len() || b[end] & 0xC0 != 0x80));
+        f(&b[i..end])?;
+        i = end;
+    }
+    ControlFlow::Continue(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // GPT-2: '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
 //
@@ -570,6 +625,108 @@ fn o200k_suffix(b: &[u8], end: usize) -> usize {
     end
 }
 
+/// `next_o200k` for the common ASCII pieces (issue 11): a word with or without its one-byte
+/// prefix (` the`, `Hello`, `.x`), up to 3 digits, a newline before a non-space, and runs of
+/// punctuation. The bytes are classified with plain compares and the `ASCII` table, without
+/// decoding; a run that stops at a non-ASCII byte (which may continue it: a letter, a mark, a
+/// digit) returns `None`, and the general scanner decides. With ASCII only, the two letter
+/// alternatives reduce to "the uppercase run, then the lowercase run" (an ASCII letter is
+/// either Lu or Ll, and no ASCII character is a mark), and the prefix is taken whenever a
+/// letter follows it (see `next_o200k`).
+#[inline(always)]
+fn o200k_ascii(b: &[u8], i: usize) -> Option<usize> {
+    let is_upper = |c: u8| c.wrapping_sub(b'A') < 26;
+    let is_letter = |c: u8| (c | 0x20).wrapping_sub(b'a') < 26;
+    // `None` where the run stopped on a non-ASCII byte.
+    let ascii_end = |p: usize| match b.get(p) {
+        Some(&c) if c >= 0x80 => None,
+        _ => Some(p),
+    };
+    let x = b[i];
+    let k = tables::ASCII[(x & 0x7F) as usize];
+    if x >= 0x80 {
+        return None;
+    }
+    let next = b.get(i + 1).copied();
+    let s = if is_letter(x) {
+        i
+    } else if k & PRE != 0 && next.is_some_and(is_letter) {
+        i + 1
+    } else if x.wrapping_sub(b'0') < 10 {
+        let mut e = i + 1;
+        while e < i + 3 && e < b.len() && b[e].wrapping_sub(b'0') < 10 {
+            e += 1;
+        }
+        return if e == i + 3 { Some(e) } else { ascii_end(e) };
+    } else if x == b'\n' {
+        return match next {
+            None => Some(i + 1),
+            Some(c) if c < 0x80 && tables::ASCII[c as usize] & WS == 0 => Some(i + 1),
+            _ => None,
+        };
+    } else {
+        // ` ?O+[\r\n/]*`: `x` is O, or a space before an O; the next byte is not a letter.
+        let start = if k & OTHER != 0 {
+            i + 1
+        } else if x == b' '
+            && next.is_some_and(|c| c < 0x80 && tables::ASCII[c as usize] & OTHER != 0)
+        {
+            i + 2
+        } else {
+            return None;
+        };
+        let mut e = start;
+        while e < b.len() && b[e] < 0x80 && tables::ASCII[b[e] as usize] & OTHER != 0 {
+            e += 1;
+        }
+        ascii_end(e)?;
+        while matches!(b.get(e), Some(b'\r' | b'\n' | b'/')) {
+            e += 1;
+        }
+        return Some(e);
+    };
+    let mut p = s;
+    while p < b.len() && is_upper(b[p]) {
+        p += 1;
+    }
+    p = lower_run(b, p);
+    Some(o200k_suffix(b, ascii_end(p)?))
+}
+
+/// The end of the run of ASCII lowercase letters at `p`, eight bytes at a time: a byte is in
+/// `a..=z` when adding 0x1F to its low 7 bits sets bit 7 (>= 0x61), adding 0x05 does not
+/// (< 0x7B), and its own bit 7 is clear (no sum carries into the next byte).
+#[inline(always)]
+fn lower_run(b: &[u8], mut p: usize) -> usize {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(p..p + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap());
+        let w7 = w & LOW7;
+        let lower = (w7 + 0x1F1F_1F1F_1F1F_1F1F) & !(w7 + 0x0505_0505_0505_0505) & !w & HIGH;
+        let stop = !lower & HIGH;
+        if stop != 0 {
+            return p + (stop.trailing_zeros() / 8) as usize;
+        }
+        p += 8;
+    }
+    while p < b.len() && b[p].wrapping_sub(b'a') < 26 {
+        p += 1;
+    }
+    p
+}
+
+/// `next_o200k` with its ASCII fast path inlined into the caller's loop; the general scanner
+/// stays out of line (inlined, its registers were saved and restored for every piece).
+#[inline(always)]
+fn next_o200k_fast(b: &[u8], i: usize) -> usize {
+    match o200k_ascii(b, i) {
+        Some(end) => end,
+        None => next_o200k(b, i),
+    }
+}
+
+#[inline(never)]
 fn next_o200k(b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (k, n) = class_at(b, i);
@@ -1064,6 +1221,111 @@ mod tests {
             for pair in &pairs {
                 check(pair, &wide);
                 check(pair, &dense);
+            }
+        }
+    }
+
+    /// o200k's `O+[\r\n/]*` takes a `/` after the newline (found by the Python property test
+    /// of chunking: `:\n/` is one piece); cl100k ends the piece at the newline.
+    #[test]
+    fn no_o200k_cut_before_a_slash_after_a_newline() {
+        assert!(!is_independent_cut(Preset::O200k, b":\n/", 2));
+        assert!(is_independent_cut(Preset::O200k, b":\nx", 2));
+        assert!(is_independent_cut(Preset::Gpt4, b":\n/", 2));
+        for pair in pairs() {
+            let preset = pair.scanner.preset().unwrap();
+            for text in [":\n/", "a.\n/b", "x:\r\n/x", "x\n/"] {
+                let whole = pieces(&pair.scanner, text);
+                for cut in 1..text.len() {
+                    if is_independent_cut(preset, text.as_bytes(), cut) {
+                        let mut split = pieces(&pair.scanner, &text[..cut]);
+                        split.extend(pieces(&pair.scanner, &text[cut..]));
+                        assert_eq!(split, whole, "{} {text:?} at {cut}", pair.name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The ASCII fast paths (issue 11): lowercase runs of every length around the 8-byte
+    /// steps of `lower_run`, next to non-ASCII letters, marks and digits that continue or end
+    /// them, contractions, digits and punctuation; and the byte-level walk the encoder uses
+    /// gives the same pieces as the `str` one.
+    #[test]
+    fn ascii_fast_paths_equal_regex() {
+        let pairs = pairs();
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let atoms: &[&str] = &[
+            " ",
+            " ",
+            "\n",
+            "\r\n",
+            "\t",
+            "'",
+            "'s",
+            "'LL",
+            "\u{17F}",
+            ".",
+            ",",
+            "/",
+            "(",
+            "1",
+            "23",
+            "456",
+            "A",
+            "Q",
+            "\u{C9}",
+            "\u{E9}",
+            "\u{301}",
+            "\u{416}",
+            "\u{436}",
+            "\u{663}",
+            "\u{4F60}",
+            "\u{1F600}",
+            "\u{A0}",
+            "\u{2028}",
+        ];
+        let letters = |rng: &mut Rng, n: usize| -> String {
+            (0..n)
+                .map(|_| (b'a' + rng.below(26) as u8) as char)
+                .collect()
+        };
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..1 + rng.below(12) {
+                if rng.below(2) == 0 {
+                    let n = 1 + rng.below(20);
+                    text.push_str(&letters(&mut rng, n));
+                } else {
+                    text.push_str(atoms[rng.below(atoms.len())]);
+                }
+            }
+            for pair in &pairs {
+                check(pair, &text);
+                let mut bytes = Vec::new();
+                let _ = pair.scanner.try_for_each_piece_bytes(&text, |p| {
+                    bytes.push(p);
+                    ControlFlow::<()>::Continue(())
+                });
+                let strs: Vec<&[u8]> = pieces(&pair.scanner, &text)
+                    .iter()
+                    .map(|p| p.as_bytes())
+                    .collect();
+                assert_eq!(bytes, strs, "{} on {text:?}", pair.name);
+            }
+        }
+        for n in 0..=40 {
+            let word = "x".repeat(n);
+            for edge in ["", ".", "\u{E9}", "\u{301}", "A", "'s", "1", "\n"] {
+                for text in [
+                    format!("{word}{edge}"),
+                    format!(" {word}{edge}"),
+                    format!("Q{word}{edge}"),
+                ] {
+                    for pair in &pairs {
+                        check(pair, &text);
+                    }
+                }
             }
         }
     }
