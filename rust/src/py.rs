@@ -438,7 +438,11 @@ fn train_maps(
         // Token counts of the training text, when no source is weighted (a mix's counts are
         // scaled, not the text's).
         let unweighted = maps.iter().all(|&(_, w)| w == denominator);
-        let token_counts = if unweighted { trained.token_counts } else { Vec::new() };
+        let token_counts = if unweighted {
+            trained.token_counts
+        } else {
+            Vec::new()
+        };
         Ok((trained.merges, distinct, per_source, token_counts))
     });
     finish(result, raised)
@@ -1279,7 +1283,9 @@ impl PyWordPiece {
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         if width != 2 && width != 4 {
-            return Err(PyValueError::new_err(format!("width must be 2 or 4, got {width}")));
+            return Err(PyValueError::new_err(format!(
+                "width must be 2 or 4, got {width}"
+            )));
         }
         if width == 2 && self.ints.len() > 1 << 16 {
             return Err(PyValueError::new_err(format!(
