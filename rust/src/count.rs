@@ -419,42 +419,21 @@ impl PieceCounter {
     /// Streams `file` (the bytes of the file `path` from `offset` on) in blocks.
     fn add_reader(
         &mut self,
-        mut file: impl Read,
+        file: impl Read,
         path: &str,
         offset: u64,
         replace_errors: bool,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let io = |error| Error::Io {
-            source: path.to_owned(),
-            error,
-        };
-        let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
-        let mut consumed: u64 = offset; // file offset of buf[0]
-        let mut eof = false;
-        while !eof || !buf.is_empty() {
-            if !eof {
-                let old = buf.len();
-                buf.resize(old + self.block_bytes, 0);
-                let mut filled = old;
-                while filled < buf.len() {
-                    let n = file.read(&mut buf[filled..]).map_err(io)?;
-                    if n == 0 {
-                        eof = true;
-                        break;
-                    }
-                    filled += n;
-                }
-                buf.truncate(filled);
-            }
-            let cut = self.add_block(&buf, eof, path, consumed, replace_errors)?;
-            consumed += cut as u64;
-            buf.drain(..cut);
-            if cut > 0 {
-                progress(consumed - offset)?;
-            }
-        }
-        Ok(())
+        let block = self.block_bytes;
+        crate::blocks::stream_blocks(
+            file,
+            path,
+            offset,
+            block,
+            &mut |buf, last, at| self.add_block(buf, last, path, at, replace_errors),
+            progress,
+        )
     }
 
     /// Counts the longest prefix of `buf` that ends where the text may be cut (all of it when

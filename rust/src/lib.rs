@@ -34,6 +34,7 @@
 //!   pair table of a rank file is built by splitting every token in parallel.
 //! - Every call from Python releases the GIL.
 
+pub mod blocks;
 pub mod count;
 pub mod encode;
 pub mod error;

@@ -55,7 +55,6 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use std::io::Read;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
@@ -273,36 +272,16 @@ impl WordCounter {
             source: path.to_owned(),
             error,
         };
-        let mut file = std::fs::File::open(path).map_err(io)?;
-        let mut buf: Vec<u8> = Vec::with_capacity(self.block_bytes);
-        let mut consumed: u64 = 0; // file offset of buf[0]
-        let mut eof = false;
-        while !eof || !buf.is_empty() {
-            if !eof {
-                let old = buf.len();
-                buf.resize(old + self.block_bytes, 0);
-                let mut filled = old;
-                while filled < buf.len() {
-                    match file.read(&mut buf[filled..]) {
-                        Ok(0) => {
-                            eof = true;
-                            break;
-                        }
-                        Ok(n) => filled += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(io(e)),
-                    }
-                }
-                buf.truncate(filled);
-            }
-            let cut = self.add_block(&buf, eof, path, consumed, replace_errors, threads)?;
-            consumed += cut as u64;
-            buf.drain(..cut);
-            if cut > 0 {
-                progress(consumed)?;
-            }
-        }
-        Ok(())
+        let file = std::fs::File::open(path).map_err(io)?;
+        let block = self.block_bytes;
+        crate::blocks::stream_blocks(
+            file,
+            path,
+            0,
+            block,
+            &mut |buf, last, at| self.add_block(buf, last, path, at, replace_errors, threads),
+            progress,
+        )
     }
 
     /// Distinct words and words counted so far.
