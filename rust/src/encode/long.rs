@@ -59,15 +59,18 @@
 //! 11-bit digits when large): correct, but a 10 MB piece needs one more pass than a 1 MB one
 //! (a log factor again, if a small one), and the argument above shows that no order is needed.
 //!
-//! Memory and caches (what the wall-clock ratio of 10 MB over 1.25 MB showed, issue 13): a
-//! node is 8 bytes per input byte (token and one link; see `Node`), and the pool holds the
-//! entries not yet read, so a 10 MB piece of one letter needs about 80 MB, not the ~580 MB
-//! peak of the radix heap's 8-byte entries and 12-byte nodes: freshly mapped memory is zeroed
-//! by the kernel page by page, which at 10 MB (past glibc's 32 MiB reuse threshold) was paid on
-//! every call and at 1.25 MB not. The positions of one priority are spread over the whole
-//! piece (CJK: ~1,300 per priority at 10 MB, one cache line each), so the loop prefetches the
-//! node of the entry `AHEAD` places on, and large buffers ask for transparent huge pages (a TLB
-//! miss per entry otherwise, and 512 times the page faults).
+//! Memory and caches (what the wall-clock ratio of 10 MB over 1.25 MB showed, issue 13): the
+//! tokens take 4 bytes per input byte (`Tokens`), and the pool holds the entries not yet read,
+//! so a 10 MB piece of one letter needs about 40 MB, not the ~580 MB peak of the radix heap's
+//! 8-byte entries and 12-byte nodes: freshly mapped memory is zeroed by the kernel page by
+//! page, which at 10 MB (past glibc's 32 MiB reuse threshold) was paid on every call and at
+//! 1.25 MB not. The positions of one priority are spread over the whole piece (CJK: ~1,300
+//! per priority at 10 MB, one cache line each), so the loop prefetches the word of the entry
+//! `AHEAD` places on, and large buffers ask for transparent huge pages (a TLB miss per entry
+//! otherwise, and 512 times the page faults). Cachegrind (`--LL=33554432,16,64`, 10 MB of CJK,
+//! o200k): 4-byte words instead of 8-byte nodes (token, next) halve the last-level misses of
+//! this function (6.9 M -> 3.4 M) for 16 % more instructions (1.07 G -> 1.24 G: the next token
+//! is found through the token's length).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -241,13 +244,18 @@ impl Bpe {
     #[inline(never)]
     pub(super) fn encode_long_monotone(&self, piece: &[u8], out: &mut Vec<Rank>) {
         debug_assert!(self.monotone);
+        if piece.len() >= START as usize || self.spans.len() >= START as usize {
+            // Positions and ids would not fit a `Tokens` word (2 GiB of one piece).
+            return self.encode_long_heap(piece, out);
+        }
         let n = piece.len() as u32;
-        let mut node: Vec<Node> = Vec::with_capacity(piece.len());
-        advise_huge_pages(&node);
-        node.extend(piece.iter().enumerate().map(|(i, &b)| Node {
-            tok: self.byte_ids[b as usize],
-            link: i as u32 + 1, // n: none
-        }));
+        let mut word = Vec::with_capacity(piece.len());
+        advise_huge_pages(&word);
+        word.extend(piece.iter().map(|&b| START | self.byte_ids[b as usize]));
+        let mut node = Tokens {
+            word,
+            spans: &self.spans,
+        };
         let mut queue = BucketQueue::new(piece.len());
         for (i, w) in piece.windows(2).enumerate() {
             // Inside a run of one byte only its first pair is queued (see `merge_at`).
@@ -268,15 +276,18 @@ impl Bpe {
                 let range = queue.positions(&bucket, b);
                 for at in range.clone() {
                     if let Some(&ahead) = queue.pool[..range.end].get(at + AHEAD) {
-                        prefetch(&node[ahead as usize]);
+                        prefetch(&node.word[ahead as usize]);
                     }
                     let i = queue.pool[at] as usize;
-                    let x = node[i].tok;
-                    let j = node[i].link;
-                    if x == DEAD || j >= n {
+                    let x = node.tok(i);
+                    if x == DEAD {
                         continue;
                     }
-                    let y = node[j as usize].tok;
+                    let j = node.next(i);
+                    if j >= n {
+                        continue;
+                    }
+                    let y = node.tok(j as usize);
                     let v = match known {
                         Some((kx, ky, v)) if kx == x && ky == y => v,
                         Some(_) => continue,
@@ -296,8 +307,8 @@ impl Bpe {
                     }
                     // (x, x): the run of x around i pairs up from its left end.
                     let mut s = i;
-                    while let Some(h) = prev(&node, s) {
-                        if node[h].tok != x {
+                    while let Some(h) = node.prev(s) {
+                        if node.tok(h) != x {
                             break;
                         }
                         s = h;
@@ -309,8 +320,8 @@ impl Bpe {
         }
         let mut i = 0;
         while i < n {
-            out.push(node[i as usize].tok);
-            i = node[i as usize].link;
+            out.push(node.tok(i as usize));
+            i = node.next(i as usize);
         }
     }
 }
@@ -361,44 +372,75 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 /// The token of a merged-away node.
 const DEAD: Rank = Rank::MAX;
 
-/// A byte of the piece in `encode_long_monotone`. At the first byte of a token: the token, and
-/// in `link` where the next token starts (n: none). At any other byte: `DEAD`, and, at the last
-/// byte of a token, where that token starts in `link` (elsewhere `link` is stale). So the token
-/// before the one at `i` starts at `i - 1` when that node is live, else at its `link`: two
-/// fields, where a third for that link would make every node half as big again.
-#[derive(Clone, Copy)]
-struct Node {
-    tok: Rank,
-    link: u32,
+/// The flag of a word of `Tokens` that starts a token.
+const START: u32 = 1 << 31;
+
+/// The tokens of a piece in `encode_long_monotone`, one u32 word per byte: at the first byte
+/// of a token, `START | token`; at the last byte of a token of two bytes or more, where that
+/// token starts; elsewhere anything without `START`. The next token starts after the token's
+/// length, and the one before the token at `i` starts at `i - 1` when that word starts a
+/// token, else where that word says. Four bytes per input byte: links of their own (next and
+/// previous) made nodes of 12 bytes, then of 8 with a link to the next token; at 10 MB each
+/// byte less is 10 MB less memory for the kernel to map and zero on every call.
+struct Tokens<'a> {
+    word: Vec<u32>,
+    /// The vocabulary's (offset, length) per id: the lengths.
+    spans: &'a [(u32, u32)],
 }
 
-/// Where the token before the one starting at `i` starts (`None`: `i` is the first).
-#[inline(always)]
-fn prev(node: &[Node], i: usize) -> Option<usize> {
-    let before = node.get(i.wrapping_sub(1))?;
-    Some(if before.tok != DEAD {
-        i - 1
-    } else {
-        before.link as usize
-    })
-}
+impl Tokens<'_> {
+    #[inline(always)]
+    fn n(&self) -> u32 {
+        self.word.len() as u32
+    }
 
-/// Joins the token at `i` with the next one into `t`; returns where the token after them
-/// starts.
-#[inline(always)]
-fn join(node: &mut [Node], i: usize, t: Rank) -> u32 {
-    let j = node[i].link as usize;
-    let k = node[j].link;
-    node[i].tok = t;
-    node[i].link = k;
-    node[j].tok = DEAD;
-    // The joined token ends at k - 1 (j itself when the right part was one byte).
-    node[k as usize - 1].link = i as u32;
-    k
+    /// The token starting at `i`, or `DEAD`.
+    #[inline(always)]
+    fn tok(&self, i: usize) -> Rank {
+        let w = self.word[i];
+        if w & START != 0 {
+            w & !START
+        } else {
+            DEAD
+        }
+    }
+
+    /// Where the token after the one starting at `i` starts (n: none).
+    #[inline(always)]
+    fn next(&self, i: usize) -> u32 {
+        let t = self.word[i] & !START;
+        debug_assert!(self.word[i] & START != 0);
+        i as u32 + self.spans[t as usize].1
+    }
+
+    /// Where the token before the one starting at `i` starts (`None`: `i` is the first).
+    #[inline(always)]
+    fn prev(&self, i: usize) -> Option<usize> {
+        let before = *self.word.get(i.wrapping_sub(1))?;
+        Some(if before & START != 0 {
+            i - 1
+        } else {
+            before as usize
+        })
+    }
+
+    /// Joins the token at `i` with the next one into `t`; returns where the token after them
+    /// starts.
+    #[inline(always)]
+    fn join(&mut self, i: usize, t: Rank) -> u32 {
+        let j = self.next(i) as usize;
+        self.word[i] = START | t;
+        let k = i as u32 + self.spans[t as usize].1;
+        debug_assert_eq!(k, self.next(j));
+        // The joined token ends at k - 1 (j itself when the right part was one byte).
+        self.word[j] = i as u32;
+        self.word[k as usize - 1] = i as u32;
+        k
+    }
 }
 
 impl Bpe {
-    /// Queues the pair (`node[h]`, `node[h].link`) when it has a merge.
+    /// Queues the pair (x, y) of the token at `h` and the next one when it has a merge.
     #[inline(always)]
     fn queue_pair(&self, h: usize, x: Rank, y: Rank, queue: &mut BucketQueue) {
         let w = self.pair(x, y);
@@ -412,43 +454,41 @@ impl Bpe {
     /// needs to be queued (the whole run is merged from its left end when (x, x) comes up);
     /// when this merge eats the first x of a run, the pair of the next two x is queued.
     #[inline(always)]
-    fn merge_at(&self, i: usize, v: u64, node: &mut [Node], queue: &mut BucketQueue) {
-        let n = node.len() as u32;
-        let right = node[node[i].link as usize].tok;
+    fn merge_at(&self, i: usize, v: u64, node: &mut Tokens, queue: &mut BucketQueue) {
+        let n = node.n();
+        let right = node.tok(node.next(i) as usize);
         let t = result(v);
-        let k = join(node, i, t);
+        let k = node.join(i, t);
         if k < n {
-            let z = node[k as usize].tok;
+            let z = node.tok(k as usize);
             debug_assert!(self.pair(t, z) == NONE || priority(self.pair(t, z)) > priority(v));
             self.queue_pair(i, t, z, queue);
-            let m = node[k as usize].link;
-            if z == right && m < n && node[m as usize].tok == z {
+            let m = node.next(k as usize);
+            if z == right && m < n && node.tok(m as usize) == z {
                 self.queue_pair(k as usize, z, z, queue);
             }
         }
-        if let Some(h) = prev(node, i) {
-            debug_assert!(
-                self.pair(node[h].tok, t) == NONE
-                    || priority(self.pair(node[h].tok, t)) > priority(v)
-            );
-            self.queue_pair(h, node[h].tok, t, queue);
+        if let Some(h) = node.prev(i) {
+            let g = node.tok(h);
+            debug_assert!(self.pair(g, t) == NONE || priority(self.pair(g, t)) > priority(v));
+            self.queue_pair(h, g, t, queue);
         }
     }
 
     /// Merges the run of x (the pair of `v`) that starts at `s`, pairing it up from the left,
     /// and queues the pairs this makes: with the token before the run, the first two of the
     /// new run of xx (the rest of that run follows from its first pair), and the token after.
-    fn merge_run(&self, s: usize, v: u64, node: &mut [Node], queue: &mut BucketQueue) {
-        let n = node.len() as u32;
+    fn merge_run(&self, s: usize, v: u64, node: &mut Tokens, queue: &mut BucketQueue) {
+        let n = node.n();
         let t = result(v);
-        let x = node[s].tok;
-        if let Some(h) = prev(node, s) {
-            self.queue_pair(h, node[h].tok, t, queue);
+        let x = node.tok(s);
+        if let Some(h) = node.prev(s) {
+            self.queue_pair(h, node.tok(h), t, queue);
         }
         let mut at = s;
         let mut merged = 0;
         loop {
-            let k = join(node, at, t);
+            let k = node.join(at, t);
             if merged == 1 {
                 self.queue_pair(s, t, t, queue);
             }
@@ -456,9 +496,10 @@ impl Bpe {
             if k >= n {
                 break;
             }
-            let next = node[k as usize].link;
-            if node[k as usize].tok != x || next >= n || node[next as usize].tok != x {
-                self.queue_pair(at, t, node[k as usize].tok, queue);
+            let z = node.tok(k as usize);
+            if z != x || node.next(k as usize) >= n || node.tok(node.next(k as usize) as usize) != x
+            {
+                self.queue_pair(at, t, z, queue);
                 break;
             }
             at = k as usize;
