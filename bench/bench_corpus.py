@@ -6,7 +6,7 @@ gigatoken's ``encode_files`` (into memory), at each thread count asked for.
 Every measurement runs in a fresh process (so "first pass" means a cold piece cache), on the
 same file, and checks that the ids are those of bytepair's ``encode_ordinary``; "warm" is a
 second pass in the same process. Peak RSS of encode-corpus is measured on a JSON-lines copy
-of the corpus at three sizes (the first quarter, half, and all of it).
+of the corpus at two sizes (its first 100 MB, or quarter if smaller, and all of it).
 
     python bench/make_corpus.py --mb 48          # builds bench/corpus/mixed.txt
     python bench/bench_corpus.py --threads 1 2   # MB/s and ratios
@@ -156,9 +156,10 @@ def main() -> None:
             print(f"{n:>7} {label:<34} {r['first']:8.1f} {warm}{ratio}")
     if not args.no_rss:
         print("peak RSS of encode-corpus on JSON lines (8 KiB documents), 1 thread:")
-        for frac in (4, 2, 1):
-            part = tmp / f"part{frac}.jsonl"
-            jsonl_copy(args.corpus, part, size // frac)
+        # The two sizes: 100 MB and the whole corpus (a quarter and all of a smaller one).
+        for k, limit in enumerate(sorted({min(100_000_000, size // 4), size})):
+            part = tmp / f"part{k}.jsonl"
+            jsonl_copy(args.corpus, part, limit)
             r = child("corpus", part, args.encoding, 1, str(rank_file), str(tmp / "out"))
             print(f"  {part.stat().st_size / 1e6:6.1f} MB input: {r['rss_mb']:7.1f} MB peak RSS, {r['first']:.1f} MB/s")
 

@@ -17,8 +17,9 @@ Sections (each prints a table; ratios are bytepair / peer, higher is better for 
            encode_ordinary_batch beside it; "cores" = process CPU time / wall time.
   adversarial  one repeated letter, digits, spaces, and CJK without spaces, at 156 KB, 1.25 MB
            and 10 MB (8x steps), each library (tiktoken in a child process with a timeout; older
-           tiktoken versions were quadratic in the length of a piece); "8x" is the time at 10 MB
-           over the time at 1.25 MB (linear: about 8).
+           tiktoken versions were quadratic in the length of a piece), and bytepair also at 80 MB;
+           "8x" is the time at 10 MB over the time at 1.25 MB (linear: about 8), best of --repeat
+           calls each, and "10->80 MB" the same step past the last-level cache.
   load     time to load o200k_base and resident memory added by it, each library in a fresh
            process (bytepair: get_encoding from the shipped gzip file, sha256 checked; tiktoken:
            load_tiktoken_bpe from the decompressed file with expected_hash, then Encoding()).
@@ -505,7 +506,9 @@ def section_adversarial(args: argparse.Namespace, workdir: Path, results: dict[s
     print(f"\n## Adversarial inputs: seconds of CPU (tiktoken in a child process, timeout {args.timeout:.0f} s)")
     import bytepair
 
-    sizes = [156_250, 1_250_000, 10_000_000]
+    # 80 MB (bytepair only): 10 -> 80 MB compares two sizes whose working sets are both past the
+    # last-level cache, where 1.25 MB's is not (see bench/README.md).
+    sizes = [156_250, 1_250_000, 10_000_000, 80_000_000]
     out = []
     for name in ENCODINGS:
         tok = bytepair.get_encoding(name)
@@ -513,11 +516,12 @@ def section_adversarial(args: argparse.Namespace, workdir: Path, results: dict[s
             ours = []
             for n in sizes:
                 text = adversarial_text(kind, n)
-                ours.append(best_cpu(lambda: tok.encode_ordinary(text), 1, tok._core.clear_cache))
+                ours.append(best_cpu(lambda: tok.encode_ordinary(text), args.repeat, tok._core.clear_cache))
+                del text
             theirs: list[float | str | None] = []
             skipped = ""
             if "tiktoken" in args.peers:
-                for n in sizes:
+                for n in sizes[:3]:
                     prev = theirs[-1] if theirs else 0.0
                     if isinstance(prev, str):
                         break
@@ -531,7 +535,8 @@ def section_adversarial(args: argparse.Namespace, workdir: Path, results: dict[s
             cells = "  ".join(f"{n // 1000:>6} KB {t:7.3f}" for n, t in zip(sizes, ours))
             tk = "  ".join(f"{n // 1000} KB " + (f"{t:.3f}" if isinstance(t, float) else t if t else f">{args.timeout:.0f}")
                            for n, t in zip(sizes, theirs)) + skipped
-            grow = f"8x {ours[2] / ours[1]:.2f}" if ours[1] > 0 else "8x -"
+            grow = (f"8x {ours[2] / ours[1]:.2f}" if ours[1] > 0 else "8x -") + (
+                f", 10->80 MB {ours[3] / ours[2]:.2f}" if ours[2] > 0 else "")
             tk_grow = (f" 8x {theirs[2] / theirs[1]:.2f}" if len(theirs) == 3 and isinstance(theirs[1], float)
                        and isinstance(theirs[2], float) and theirs[1] > 0 else "")
             print(f"  {name:12} {kind:7} bytepair {cells}   (s/MB {min(per_mb):.3f}..{max(per_mb):.3f}, {grow})"
