@@ -119,6 +119,25 @@
 //!   Not tried for lack of time: a head word loaded from the text (8 bytes past the piece
 //!   start, masked to its length) instead of the three-way `head`, a combined table of whole
 //!   pieces -> id or cached ids (one probe for both), ASCII fast paths for gpt2/cl100k.
+//! - The warm path, second round (issue 11). Measured side by side with gigatoken 0.10.0 under
+//!   cachegrind (3 MB: 2 MB prose, 0.5 MB of this repository's source, 0.5 MB multilingual;
+//!   o200k, one thread, a warm pass = 3 passes minus 2): gigatoken 97 M instructions and 0.15 M
+//!   mispredicted branches, we 127 M and 1.64 M. So the gap is not instructions so much as
+//!   branches (its pre-tokenizer classifies 64 bytes at a time into bit masks), and, on larger
+//!   inputs, the piece cache: 19 MB of the same mix has ~97 k distinct pieces that are not one
+//!   token, more than the 2 x 64 Ki entries the cache held, so every pass re-merged a third of
+//!   them (`encode_by_merges` was 15 % of a sixth pass in `perf`). Changes, in order:
+//!   * pieces are handed to `encode_piece_at` as a place in the text, and their words are
+//!     loaded from there (8 or 16 bytes, masked to the length) instead of built by length;
+//!   * pieces of 9 to 16 bytes are found in the token table by two words (the second word of a
+//!     token read from the arena, padded by 8 bytes), not by a slice compare (`memcmp`);
+//!   * the piece cache keeps pieces of up to 16 bytes with up to 3 ids (98 % of them) in
+//!     `short` tables, key and ids inline in one 32-byte slot; each generation grows from 4 Ki
+//!     to at most 256 Ki slots (128 Ki entries, 8 MiB), so a shard is bounded at 16 MiB.
+//!   cachegrind, warm pass (`rust/examples/warm.rs`): 2 MB prose 83.6 M -> 79.2 M
+//!   instructions (mispredicts 1.08 M -> 0.84 M), 1.2 MB source 20.8 M -> 19.9 M, 0.5 MB
+//!   multilingual 22.5 M -> 21.6 M. Wall clock, best of alternating runs on the noisy 2-core
+//!   machine: 3 MB mix 160 -> 179 MB/s; 19 MB mix 105 -> 169 MB/s (the cache now holds it).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
@@ -139,6 +158,8 @@ pub use crate::Rank;
 
 // Long pieces of monotone models in linear time (issue 13).
 mod long;
+// The piece cache's inline table for pieces of up to 16 bytes (issue 11).
+mod short;
 
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;
@@ -218,6 +239,54 @@ fn hash_short(head: u64, len: usize) -> u64 {
     h ^ (h >> 29)
 }
 
+/// The low `n` bytes of a word (`n` in 1..=8).
+#[inline(always)]
+fn low_bytes(n: usize) -> u64 {
+    debug_assert!((1..=8).contains(&n));
+    u64::MAX >> (64 - 8 * n)
+}
+
+/// `hash_bytes` of a piece of `len` bytes, 1 to 16, given as its two zero-padded little-endian
+/// words (`hi` is 0 up to 8 bytes).
+#[inline(always)]
+fn hash_words(lo: u64, hi: u64, len: usize) -> u64 {
+    debug_assert!((1..=16).contains(&len));
+    let mut h = (lo ^ (len as u64).rotate_right(8)).wrapping_mul(K);
+    if len > 8 {
+        h = (h.rotate_left(27) ^ hi).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+/// The two zero-padded little-endian words of a piece of 1 to 16 bytes.
+#[inline(always)]
+fn words16(b: &[u8]) -> (u64, u64) {
+    debug_assert!((1..=16).contains(&b.len()));
+    if b.len() > 8 {
+        (head(b), head(&b[8..]))
+    } else {
+        (head(b), 0)
+    }
+}
+
+/// The words of `text[at..at + len]` (`len` in 1..=16), loaded straight from the text when
+/// 16 bytes are there to load, and masked to the piece (issue 11: no per-length branches).
+#[inline(always)]
+fn words_at(text: &[u8], at: usize, len: usize) -> (u64, u64) {
+    match text.get(at..at + 16) {
+        Some(w) => {
+            let lo = u64::from_le_bytes(w[..8].try_into().unwrap());
+            let hi = u64::from_le_bytes(w[8..].try_into().unwrap());
+            if len > 8 {
+                (lo, hi & low_bytes(len - 8))
+            } else {
+                (lo & low_bytes(len), 0)
+            }
+        }
+        None => words16(&text[at..at + len]),
+    }
+}
+
 /// A boxed slice of `n` copies of `value`.
 fn filled<T: Copy>(n: usize, value: T) -> Box<[T]> {
     vec![value; n].into_boxed_slice()
@@ -283,6 +352,30 @@ impl TokenTable {
                 && (b.len() <= 8 || tail(s.id) == &b[8..])
             {
                 return Some(s.id);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// `find` for a key of `len` bytes, 9 to 16, given as its two words; `tail_word(id)` is
+    /// the token's second word (no slice compare, which called `memcmp`).
+    #[inline(always)]
+    fn find_two(
+        &self,
+        lo: u64,
+        hi: u64,
+        len: usize,
+        h: u64,
+        tail_word: impl Fn(Rank, usize) -> u64,
+    ) -> Option<Rank> {
+        let mut i = (h >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s.len as usize == len && s.head == lo && tail_word(s.id, len) == hi {
+                return Some(s.id);
+            }
+            if s.len == 0 {
+                return None;
             }
             i = (i + 1) & self.mask;
         }
@@ -582,16 +675,34 @@ impl CacheTable {
 /// one. A piece found in the old generation is copied into the young one, so pieces in use
 /// survive, and text with more distinct pieces than fit still finds the recent ones (a cache
 /// emptied whole when full would find none of them on a second pass over such a text).
+///
+/// Pieces of up to 16 bytes with up to 3 ids (almost all of them) live in `short` tables,
+/// key and ids inline in one slot; the others in `CacheTable`s, in an arena. Each kind has its
+/// own two generations.
 #[derive(Debug, Default)]
 pub struct PieceCache {
     young: CacheTable,
     old: CacheTable,
+    short_young: short::ShortTable,
+    short_old: short::ShortTable,
 }
 
 impl PieceCache {
     /// Appends the ids of `piece` to `out` if it is cached.
     #[inline]
     fn get_into(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
+        if piece.len() <= short::MAX_LEN {
+            let (lo, hi) = words16(piece);
+            debug_assert_eq!(lo, head);
+            if self.get_short(lo, hi, piece.len(), h, out) {
+                return true;
+            }
+        }
+        self.get_long(piece, head, h, out)
+    }
+
+    /// `get_into` in the arena tables only.
+    fn get_long(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
         if let Some(ids) = self.young.get(piece, head, h) {
             out.extend_from_slice(ids);
             return true;
@@ -605,13 +716,48 @@ impl PieceCache {
         true
     }
 
+    /// `get_into` for a piece of 1 to 16 bytes given as its words, in the short tables only.
+    #[inline(always)]
+    fn get_short(&mut self, lo: u64, hi: u64, len: usize, h: u64, out: &mut Vec<Rank>) -> bool {
+        if let Some(ids) = self.short_young.get(lo, hi, len, h) {
+            out.extend_from_slice(ids);
+            return true;
+        }
+        self.get_short_old(lo, hi, len, h, out)
+    }
+
+    #[inline(never)]
+    fn get_short_old(&mut self, lo: u64, hi: u64, len: usize, h: u64, out: &mut Vec<Rank>) -> bool {
+        let Some(ids) = self.short_old.get(lo, hi, len, h) else {
+            return false;
+        };
+        let start = out.len();
+        out.extend_from_slice(ids);
+        self.insert_short(lo, hi, len, h, &out[start..]);
+        true
+    }
+
+    fn insert_short(&mut self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank]) {
+        if self.short_young.is_full() {
+            std::mem::swap(&mut self.short_young, &mut self.short_old);
+            self.short_young.reset();
+        }
+        self.short_young.insert(lo, hi, len, h, ids);
+    }
+
     /// Adds `piece`, whose ids are `out[start..]`.
     fn insert(&mut self, piece: &[u8], h: u64, start: usize, out: &[Rank]) {
+        let ids = &out[start..];
+        if piece.len() <= short::MAX_LEN && (1..=short::MAX_IDS).contains(&ids.len()) {
+            let (lo, hi) = words16(piece);
+            self.insert_short(lo, hi, piece.len(), h, ids);
+            return;
+        }
         if self.young.is_full() {
             std::mem::swap(&mut self.young, &mut self.old);
             self.young.reset();
         }
-        self.young.insert(piece, h, &out[start..]);
+        self.young.insert(piece, h, ids);
     }
 
     fn clear(&mut self) {
@@ -856,6 +1002,8 @@ impl Bpe {
                 "the vocabulary has no token for the single byte 0x{b:02x}; a byte-level BPE needs all 256"
             )));
         }
+        // Padding, so that `tail_word` can load 8 bytes after any token's first 8.
+        arena.extend_from_slice(&[0; 8]);
         Ok(Bpe {
             table,
             len: vocab.len(),
@@ -1057,6 +1205,14 @@ impl Bpe {
         self.table.find(b, head, h, |id| self.tail(id))
     }
 
+    /// The second word (bytes 8 to 15, zero-padded) of a token of `len` bytes, 9 to 16.
+    #[inline(always)]
+    fn tail_word(&self, id: Rank, len: usize) -> u64 {
+        let off = self.spans[id as usize].0 as usize + 8;
+        let w = u64::from_le_bytes(self.arena[off..off + 8].try_into().unwrap());
+        w & low_bytes(len - 8)
+    }
+
     pub fn lookup(&self, bytes: &[u8]) -> Option<Rank> {
         if bytes.is_empty() {
             return None;
@@ -1117,6 +1273,79 @@ impl Bpe {
             }
         }
         self.encode_piece_slow(piece, cache, out)
+    }
+
+    /// `encode_piece_cached` for the piece `text[at..at + n]`: its words are loaded straight
+    /// from the text (issue 11), 8 or 16 bytes at `at` masked to the piece, rather than built
+    /// from the piece by length. A piece of 1 to 8 bytes that is one token is pushed here,
+    /// inlined into the caller's loop; the rest goes to `encode_piece_at_slow`.
+    #[inline(always)]
+    pub(crate) fn encode_piece_at(
+        &self,
+        text: &[u8],
+        at: usize,
+        n: usize,
+        cache: Option<&mut PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        if n.wrapping_sub(1) < 8 {
+            let head = match text.get(at..at + 8) {
+                Some(w) => u64::from_le_bytes(w.try_into().unwrap()) & low_bytes(n),
+                None => head(&text[at..at + n]),
+            };
+            let h = hash_short(head, n);
+            if let Some(id) = self.table.find_short(head, n, h) {
+                if self.is_direct(id) {
+                    out.push(id);
+                    return;
+                }
+            }
+        }
+        self.encode_piece_at_slow(text, at, n, cache, out)
+    }
+
+    /// `encode_piece_at` for pieces that are not one token of up to 8 bytes: pieces of up to
+    /// 16 bytes are found by their two words, in the token table and then in the piece cache's
+    /// inline table.
+    #[inline(never)]
+    fn encode_piece_at_slow(
+        &self,
+        text: &[u8],
+        at: usize,
+        n: usize,
+        cache: Option<&mut PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        let piece = &text[at..at + n];
+        if n.wrapping_sub(1) >= short::MAX_LEN {
+            return self.encode_piece_slow(piece, cache, out);
+        }
+        let (lo, hi) = words_at(text, at, n);
+        let h = hash_words(lo, hi, n);
+        if n > 8 {
+            if let Some(id) = self
+                .table
+                .find_two(lo, hi, n, h, |id, len| self.tail_word(id, len))
+            {
+                if self.is_direct(id) {
+                    out.push(id);
+                    return;
+                }
+            }
+        }
+        match cache {
+            Some(cache) => {
+                if cache.get_short(lo, hi, n, h, out) {
+                    return;
+                }
+                if !cache.get_long(piece, lo, h, out) {
+                    let start = out.len();
+                    self.encode_by_merges(piece, out);
+                    cache.insert(piece, h, start, out);
+                }
+            }
+            None => self.encode_by_merges(piece, out),
+        }
     }
 
     /// `encode_piece_cached` for pieces that are empty, longer than 8 bytes, or not one token.
@@ -1569,13 +1798,19 @@ impl Encoder {
     ) -> Result<()> {
         let mut guard = self.cache();
         let mut cache = guard.as_deref_mut();
+        let bytes = text.as_bytes();
         self.walk(
             text,
             matcher,
             #[inline(always)]
             |item| {
                 match item {
-                    Item::Piece(p) => self.bpe.encode_piece_cached(p, cache.as_deref_mut(), out),
+                    Item::Piece(p) => {
+                        // Where the piece is in `text` (`walk` hands out slices of it).
+                        let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
+                        self.bpe
+                            .encode_piece_at(bytes, at, p.len(), cache.as_deref_mut(), out)
+                    }
                     Item::Special(id) => out.push(id),
                 }
                 ControlFlow::<()>::Continue(())
@@ -2071,10 +2306,86 @@ mod tests {
     }
 
     #[test]
+    fn pieces_read_from_the_text_encode_as_alone() {
+        // `encode_piece_at` loads words from the text around the piece: pieces of every length
+        // up to 40, at the end of the text (fewer than 16 bytes after them) or not, next to
+        // non-ASCII bytes, one token or several, cold then from the cache.
+        let mut v = byte_vocab();
+        for (i, w) in [
+            "ab",
+            "abc",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "é",
+            "éa",
+            "\0a",
+        ]
+        .iter()
+        .enumerate()
+        {
+            v.push((256 + i as Rank, w.as_bytes().to_vec()));
+        }
+        let bpe = Bpe::from_ranks(v).unwrap();
+        let pieces: Vec<Vec<u8>> = (1..=40)
+            .flat_map(|n| {
+                let plain: Vec<u8> = (0..n).map(|i| b"abcdefghijklmnopq"[i % 17]).collect();
+                let mut odd = plain.clone();
+                odd[0] = 0;
+                odd[n - 1] = 0xC3;
+                [plain, odd]
+            })
+            .collect();
+        for surround in [&b""[..], b"\xC3\xA9", b"xyzxyzxyzxyzxyzxyzxyz"] {
+            let mut cache = PieceCache::default();
+            for round in 0..2 {
+                for piece in &pieces {
+                    let mut want = Vec::new();
+                    bpe.encode_piece(piece, &mut want);
+                    for (before, after) in [(surround, &b""[..]), (&b""[..], surround)] {
+                        let text = [before, piece.as_slice(), after].concat();
+                        let mut got = Vec::new();
+                        bpe.encode_piece_at(&text, before.len(), piece.len(), None, &mut got);
+                        assert_eq!(got, want, "{piece:?} {round}");
+                        got.clear();
+                        let c = Some(&mut cache);
+                        bpe.encode_piece_at(&text, before.len(), piece.len(), c, &mut got);
+                        assert_eq!(got, want, "{piece:?} {round} cached");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_piece_cache_keeps_recent_pieces_across_generations() {
+        let mut cache = PieceCache::default();
+        let n = 2 * short::ENTRIES + 100;
+        let key = |i: usize| format!("p{i}").into_bytes();
+        let hash = |k: &[u8]| hash_bytes(k, head(k));
+        for i in 0..n {
+            let k = key(i);
+            let mut out = vec![7];
+            assert!(!cache.get_into(&k, head(&k), hash(&k), &mut out));
+            out.extend([i as Rank, 3]);
+            cache.insert(&k, hash(&k), 1, &out);
+        }
+        for i in (0..n).rev().take(short::ENTRIES) {
+            let k = key(i);
+            let mut out = Vec::new();
+            assert!(cache.get_into(&k, head(&k), hash(&k), &mut out), "{i}");
+            assert_eq!(out, vec![i as Rank, 3]);
+        }
+        let k = key(0);
+        assert!(!cache.get_into(&k, head(&k), hash(&k), &mut Vec::new()));
+    }
+
+    #[test]
     fn piece_cache_keeps_recent_pieces_across_generations() {
         let mut cache = PieceCache::default();
         let n = 2 * CACHE_ENTRIES + 100;
-        let key = |i: usize| format!("piece {i}").into_bytes();
+        // Longer than the short table's keys.
+        let key = |i: usize| format!("a piece longer than 16 bytes {i}").into_bytes();
         let hash = |k: &[u8]| hash_bytes(k, head(k));
         for i in 0..n {
             let k = key(i);
