@@ -129,8 +129,11 @@
 //!   them (`encode_by_merges` was 15 % of a sixth pass in `perf`). Changes, in order:
 //!   * pieces are handed to `encode_piece_at` as a place in the text, and their words are
 //!     loaded from there (8 or 16 bytes, masked to the length) instead of built by length;
-//!   * pieces of 9 to 16 bytes are found in the token table by two words (the second word of a
-//!     token read from the arena, padded by 8 bytes), not by a slice compare (`memcmp`);
+//!   * pieces of 9 to 16 bytes are found by their two words, not by a slice compare
+//!     (`memcmp`): first in `TokenTable` (the token's second word read through its span from
+//!     the arena), then in a table of their own (`tokens16`: both words in the slot, one
+//!     probe, no dependent loads; 2 MB prose 79.5 M -> 73.8 M instructions a warm pass, 3 MB
+//!     mix 206 -> 225 MB/s and 100 MB mix 131-137 -> 137-144 MB/s, best of alternating runs);
 //!   * the piece cache keeps pieces of up to 16 bytes with up to 3 ids (98 % of them) in
 //!     `short` tables, key and ids inline in one 32-byte slot; each generation grows from 4 Ki
 //!     to at most 256 Ki slots (128 Ki entries, 8 MiB), so a shard is bounded at 16 MiB.
@@ -139,7 +142,14 @@
 //!     allocated as they fill. 100 MB of the bench mix, warm passes of `warm.rs`, alternating
 //!     runs: 62-79 MB/s before, 96-120 after (gigatoken, same file, same machine minutes
 //!     earlier: 119 MB/s on its second pass, 236 on its third).
-//!   cachegrind, warm pass (`rust/examples/warm.rs`): 2 MB prose 83.6 M -> 79.2 M
+//!   Tried and dropped: the uppercase run 8 bytes at a time like `lower_run` (2 MB prose
+//!   79.2 M -> 83.9 M instructions, mispredicts unchanged: most words have 0 or 1 capital);
+//!   pieces in batches of 32, a first pass looking up the tokens of up to 8 bytes and
+//!   prefetching the piece-cache and 16-byte-token slots of the others, a second pass emitting
+//!   in order (+24 % instructions, more mispredicts, 3 MB mix 205 -> 164 MB/s and no gain on
+//!   the 100 MB mix where the cache misses to memory: the bookkeeping costs more than the
+//!   overlap saves, as with the earlier token-slot prefetching).
+//!   cachegrind, warm pass (`rust/examples/warm.rs`) for the first three: 2 MB prose 83.6 M -> 79.2 M
 //!   instructions (mispredicts 1.08 M -> 0.84 M), 1.2 MB source 20.8 M -> 19.9 M, 0.5 MB
 //!   multilingual 22.5 M -> 21.6 M. Wall clock, best of alternating runs on the noisy 2-core
 //!   machine: 3 MB mix 160 -> 179 MB/s; 19 MB mix 105 -> 169 MB/s (the cache now holds it).
@@ -165,6 +175,8 @@ pub use crate::Rank;
 mod long;
 // The piece cache's inline table for pieces of up to 16 bytes (issue 11).
 mod short;
+// The tokens of 9 to 16 bytes, found by two words (issue 11).
+mod tokens16;
 
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;
@@ -357,30 +369,6 @@ impl TokenTable {
                 && (b.len() <= 8 || tail(s.id) == &b[8..])
             {
                 return Some(s.id);
-            }
-            i = (i + 1) & self.mask;
-        }
-    }
-
-    /// `find` for a key of `len` bytes, 9 to 16, given as its two words; `tail_word(id)` is
-    /// the token's second word (no slice compare, which called `memcmp`).
-    #[inline(always)]
-    fn find_two(
-        &self,
-        lo: u64,
-        hi: u64,
-        len: usize,
-        h: u64,
-        tail_word: impl Fn(Rank, usize) -> u64,
-    ) -> Option<Rank> {
-        let mut i = (h >> self.shift) as usize;
-        loop {
-            let s = self.slots[i];
-            if s.len as usize == len && s.head == lo && tail_word(s.id, len) == hi {
-                return Some(s.id);
-            }
-            if s.len == 0 {
-                return None;
             }
             i = (i + 1) & self.mask;
         }
@@ -942,7 +930,10 @@ pub type RankMerges = Vec<(Rank, Rank, Rank)>;
 
 #[derive(Debug)]
 pub struct Bpe {
+    /// Tokens of 1 to 8 bytes, and of more than 16.
     table: TokenTable,
+    /// Tokens of 9 to 16 bytes.
+    table16: tokens16::Tokens16,
     /// Number of tokens.
     len: usize,
     /// id -> (offset, len) into `arena`; `len == u32::MAX` marks an unused id.
@@ -975,7 +966,10 @@ impl Bpe {
         let mut spans = vec![(0u32, u32::MAX); max_id as usize + 1];
         let mut arena = Vec::with_capacity(vocab.iter().map(|(_, b)| b.len()).sum());
         let mut byte_ids = [Rank::MAX; 256];
-        let mut table = TokenTable::new(vocab.len());
+        let is_two_words = |b: &[u8]| (9..=16).contains(&b.len());
+        let two = vocab.iter().filter(|(_, b)| is_two_words(b)).count();
+        let mut table = TokenTable::new(vocab.len() - two);
+        let mut table16 = tokens16::Tokens16::new(two);
         for (id, bytes) in &vocab {
             let id = *id;
             if bytes.is_empty() {
@@ -987,10 +981,16 @@ impl Bpe {
                 )));
             }
             let head = head(bytes);
-            let found = table.find(bytes, head, hash_bytes(bytes, head), |other| {
-                let (off, len) = spans[other as usize];
-                &arena[off as usize + 8..(off + len) as usize]
-            });
+            let h = hash_bytes(bytes, head);
+            let found = if is_two_words(bytes) {
+                let (lo, hi) = words16(bytes);
+                table16.find(lo, hi, bytes.len(), h)
+            } else {
+                table.find(bytes, head, h, |other| {
+                    let (off, len) = spans[other as usize];
+                    &arena[off as usize + 8..(off + len) as usize]
+                })
+            };
             if let Some(other) = found {
                 return Err(Error::Vocab(format!(
                     "tokens {other} and {id} have the same bytes {:?}",
@@ -999,7 +999,12 @@ impl Bpe {
             }
             spans[id as usize] = (arena.len() as u32, bytes.len() as u32);
             arena.extend_from_slice(bytes);
-            table.insert(bytes, id);
+            if is_two_words(bytes) {
+                let (lo, hi) = words16(bytes);
+                table16.insert(lo, hi, bytes.len(), h, id);
+            } else {
+                table.insert(bytes, id);
+            }
             if bytes.len() == 1 {
                 byte_ids[bytes[0] as usize] = id;
             }
@@ -1009,10 +1014,9 @@ impl Bpe {
                 "the vocabulary has no token for the single byte 0x{b:02x}; a byte-level BPE needs all 256"
             )));
         }
-        // Padding, so that `tail_word` can load 8 bytes after any token's first 8.
-        arena.extend_from_slice(&[0; 8]);
         Ok(Bpe {
             table,
+            table16,
             len: vocab.len(),
             spans,
             arena,
@@ -1209,15 +1213,11 @@ impl Bpe {
 
     #[inline(always)]
     fn find(&self, b: &[u8], head: u64, h: u64) -> Option<Rank> {
+        if (9..=16).contains(&b.len()) {
+            let (lo, hi) = words16(b);
+            return self.table16.find(lo, hi, b.len(), h);
+        }
         self.table.find(b, head, h, |id| self.tail(id))
-    }
-
-    /// The second word (bytes 8 to 15, zero-padded) of a token of `len` bytes, 9 to 16.
-    #[inline(always)]
-    fn tail_word(&self, id: Rank, len: usize) -> u64 {
-        let off = self.spans[id as usize].0 as usize + 8;
-        let w = u64::from_le_bytes(self.arena[off..off + 8].try_into().unwrap());
-        w & low_bytes(len - 8)
     }
 
     pub fn lookup(&self, bytes: &[u8]) -> Option<Rank> {
@@ -1330,10 +1330,7 @@ impl Bpe {
         let (lo, hi) = words_at(text, at, n);
         let h = hash_words(lo, hi, n);
         if n > 8 {
-            if let Some(id) = self
-                .table
-                .find_two(lo, hi, n, h, |id, len| self.tail_word(id, len))
-            {
+            if let Some(id) = self.table16.find(lo, hi, n, h) {
                 if self.is_direct(id) {
                     out.push(id);
                     return;
