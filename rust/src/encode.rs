@@ -142,13 +142,14 @@
 //!     allocated as they fill. 100 MB of the bench mix, warm passes of `warm.rs`, alternating
 //!     runs: 62-79 MB/s before, 96-120 after (gigatoken, same file, same machine minutes
 //!     earlier: 119 MB/s on its second pass, 236 on its third).
-//!   Tried and dropped: the uppercase run 8 bytes at a time like `lower_run` (2 MB prose
-//!   79.2 M -> 83.9 M instructions, mispredicts unchanged: most words have 0 or 1 capital);
-//!   pieces in batches of 32, a first pass looking up the tokens of up to 8 bytes and
-//!   prefetching the piece-cache and 16-byte-token slots of the others, a second pass emitting
-//!   in order (+24 % instructions, more mispredicts, 3 MB mix 205 -> 164 MB/s and no gain on
-//!   the 100 MB mix where the cache misses to memory: the bookkeeping costs more than the
-//!   overlap saves, as with the earlier token-slot prefetching).
+//!   * tried and dropped: the uppercase run 8 bytes at a time like `lower_run` (2 MB prose
+//!     79.2 M -> 83.9 M instructions, mispredicts unchanged: most words have 0 or 1 capital);
+//!     pieces in batches of 32, a first pass looking up the tokens of up to 8 bytes and
+//!     prefetching the piece-cache and 16-byte-token slots of the others, a second pass
+//!     emitting in order (+24 % instructions, more mispredicts, 3 MB mix 205 -> 164 MB/s and
+//!     no gain on the 100 MB mix where the cache misses to memory: the bookkeeping costs more
+//!     than the overlap saves, as with the earlier token-slot prefetching).
+//!
 //!   cachegrind, warm pass (`rust/examples/warm.rs`) for the first three: 2 MB prose 83.6 M -> 79.2 M
 //!   instructions (mispredicts 1.08 M -> 0.84 M), 1.2 MB source 20.8 M -> 19.9 M, 0.5 MB
 //!   multilingual 22.5 M -> 21.6 M. Wall clock, best of alternating runs on the noisy 2-core
