@@ -156,6 +156,14 @@
 //!     the first capital counted without a branch (cachegrind's mispredicts -3 %, instructions
 //!     +4 %; 15 MB prose 237 -> 206 MB/s); comparing a token slot's head and length with one
 //!     test (the compiler already did).
+//!   * `encode_files` from Python, fresh process per row, passes 1 / 2 / 3 in MB/s, main's
+//!     build, this one and gigatoken taken in turn (2 rounds; the 2-core machine is shared and
+//!     noisy, so read ranges). 100 MB of `make_corpus.py`'s mix, 1 thread: main 43-60 / 47-65
+//!     / 60-73, now 66-82 / 100-118 / 87-120, gigatoken 50-65 / 140-235 / 150-192; 2 threads:
+//!     main 114-126 / 118-128 / 105-144, now 135-147 / 126-219 / 165-225, gigatoken 70-110 /
+//!     126-249 / 255-330. 19 MB (15 MB prose, 1.2 MB source, 3 MB multilingual), 1 thread:
+//!     main 71-75 / 103-116, now 87-99 / 136-145, gigatoken 37-45 / 183-284; 2 threads: main
+//!     87-108 / 184-188, now 126-135 / 158-177, gigatoken 45-50 / 332-349.
 //!   * where that leaves it (3 MB mix under cachegrind, warm pass): 112.6 M instructions and
 //!     1.37 M mispredicted branches (from 127.5 M and 1.64 M), against gigatoken's 97 M and
 //!     0.15 M: what is left is mostly the per-piece branches of the scanner, which gigatoken
