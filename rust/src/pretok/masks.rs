@@ -231,8 +231,17 @@ pub(super) fn scan<'t, B>(
             f(&b[p..i + n])?;
             p = i + n;
         } else if p == i {
-            p = scalar(b, i);
-            f(&b[i..p])?;
+            // The window decided nothing: scalar pieces while non-ASCII bytes are at hand
+            // (in other scripts a window would stop at once, piece after piece).
+            loop {
+                let e = scalar(b, p);
+                f(&b[p..e])?;
+                p = e;
+                let near = b.get(p..).map_or(&[][..], |r| &r[..r.len().min(3)]);
+                if near.iter().all(|&x| x < 0x80) {
+                    break;
+                }
+            }
         }
         i = p;
     }
