@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 #[rustfmt::skip]
 mod tables;
 
-// o200k piece boundaries 64 bytes at a time (issue 11).
+// o200k and cl100k piece boundaries 64 bytes at a time (issue 11).
 mod masks;
 
 /// GPT-2 / r50k_base.
@@ -191,8 +191,8 @@ impl Pretokenizer {
         let b = text.as_bytes();
         match &self.kind {
             Kind::Preset(Preset::Gpt2) => Ok(scan_bytes(b, f, next_gpt2)),
-            Kind::Preset(Preset::Gpt4) => Ok(scan_bytes(b, f, next_gpt4)),
-            Kind::Preset(Preset::O200k) => Ok(masks::scan(b, f, next_o200k_fast)),
+            Kind::Preset(Preset::Gpt4) => Ok(masks::scan::<true, B>(b, f, next_gpt4)),
+            Kind::Preset(Preset::O200k) => Ok(masks::scan::<false, B>(b, f, next_o200k_fast)),
             _ => self.try_for_each_piece(text, |p| f(p.as_bytes())),
         }
     }

@@ -1,4 +1,5 @@
-//! o200k piece boundaries found 64 bytes at a time with bit masks (issue 11, the warm path).
+//! o200k and cl100k piece boundaries found 64 bytes at a time with bit masks (issue 11, the
+//! warm path). The rules below are o200k's; `scan` says where cl100k's differ.
 //!
 //! From a byte `i` where a piece is known to start, the next 64 bytes are classified with SSE2
 //! into one `u64` mask per class (bit k: byte `i + k`), and the positions where pieces start are
@@ -169,13 +170,15 @@ fn low_bits(n: usize) -> u64 {
 /// starts after its first byte that can be handed out, and whether the last of them is
 /// followed by one more piece ending at `n` (the window ends the text and all of it was
 /// decided).
+/// `CL100K`: cl100k's rules (see `scan`), else o200k's.
 #[inline(always)]
-fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
+fn window<const CL100K: bool>(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
     let c = classify(w);
     let letter = c.lower | c.upper;
     let spt = c.ws & !c.nl;
+    let slash_after_nl = if CL100K { 0 } else { c.slash & (c.nl << 1) };
     let hard = c.high
-        | (c.slash & (c.nl << 1))
+        | slash_after_nl
         | (c.nl & (spt << 1))
         | (c.quote & (letter << 1) & ((c.quote << 2) | (c.quote << 3)));
     let cut = (hard.trailing_zeros() as usize).min(n);
@@ -195,8 +198,8 @@ fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
     // Letters: after a lowercase letter an uppercase one; after a digit, `\r\n` or nothing;
     // after an O that does not start a piece (so it cannot be a prefix).
     let other_inside = other & ((other | space) << 1);
-    let s_letter =
-        letter & (((lower << 1) & upper) | !((letter | spt | other) << 1) | (other_inside << 1));
+    let case_change = if CL100K { 0 } else { (lower << 1) & upper };
+    let s_letter = letter & (case_change | !((letter | spt | other) << 1) | (other_inside << 1));
     // Digits: three at a time from the start of each run.
     let mut s_digit = digit & !(digit << 1);
     let mut t = s_digit;
@@ -213,14 +216,20 @@ fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
         | (spt & (spt << 1) & ((valid & !ws) >> 1));
     let mut starts = s_letter | s_digit | s_other | s_ws;
 
-    // Contractions after a word.
-    let mut q = c.quote & (letter << 1) & valid;
+    // Contractions: o200k's belong to the word before them, cl100k's are pieces of their own
+    // where the apostrophe starts a piece.
+    let mut q = if CL100K {
+        c.quote & s_other
+    } else {
+        c.quote & (letter << 1) & valid
+    };
     while q != 0 {
         let p = q.trailing_zeros() as usize;
         q &= q - 1;
         let k = contraction(w, cut, p);
         if k > 0 {
-            starts &= !(low_bits(p + k + 1) & !low_bits(p));
+            let from = if CL100K { p + 1 } else { p };
+            starts &= !(low_bits(p + k + 1) & !low_bits(from));
             if p + k + 1 < 64 {
                 starts |= letter & (1 << (p + k + 1));
             }
@@ -228,6 +237,11 @@ fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
     }
 
     if ends_text && cut == n {
+        // cl100k: `\s++$` takes the whole whitespace run that ends the text.
+        if CL100K && runs >> (n - 1) & 1 != 0 {
+            let run_start = 64 - (valid & !runs).leading_zeros() as usize;
+            starts &= low_bits(run_start + 1);
+        }
         return (starts & !1, true);
     }
     // Trusted: the starts before the last two bytes, and before a whitespace run that
@@ -241,10 +255,15 @@ fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
     (starts & low_bits(limit) & !1, false)
 }
 
-/// Calls `f` with the o200k pieces of `b`; `scalar(b, i)` is the end of the piece at `i`, for
-/// the pieces the masks do not decide.
+/// Calls `f` with the o200k pieces of `b` (with `CL100K`, cl100k's); `scalar(b, i)` is the end
+/// of the piece at `i`, for the pieces the masks do not decide.
+///
+/// cl100k's rules differ from o200k's in four places: a letter run is one piece whatever the
+/// case (`\p{L}++`); a contraction is a piece of its own where its apostrophe starts a piece
+/// (not after a space or inside a run of O); an O run takes `[\r\n]*` after it, no `/`; and
+/// the whitespace run that ends the text is one piece (`\s++$` comes first).
 #[inline(always)]
-pub(super) fn scan<'t, B>(
+pub(super) fn scan<'t, const CL100K: bool, B>(
     b: &'t [u8],
     mut f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
     scalar: impl Fn(&[u8], usize) -> usize,
@@ -261,7 +280,7 @@ pub(super) fn scan<'t, B>(
                 &pad
             }
         };
-        let (mut starts, last) = window(w, n, i + n == b.len());
+        let (mut starts, last) = window::<CL100K>(w, n, i + n == b.len());
         let mut p = i;
         while starts != 0 {
             let e = i + starts.trailing_zeros() as usize;
@@ -293,28 +312,48 @@ pub(super) fn scan<'t, B>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretok::{compile, next_o200k_fast, scan_o200k_bytes, O200K};
+    use crate::pretok::{
+        compile, next_gpt4, next_o200k_fast, scan_bytes, scan_o200k_bytes, GPT4, O200K,
+    };
 
-    fn masked(text: &str) -> Vec<&[u8]> {
+    /// The pieces of the mask path: cl100k's rules with `cl`, else o200k's.
+    fn masked(text: &str, cl: bool) -> Vec<&[u8]> {
         let mut out = Vec::new();
-        let _ = scan(
-            text.as_bytes(),
-            |p| {
-                out.push(p);
-                ControlFlow::<()>::Continue(())
-            },
-            next_o200k_fast,
-        );
+        let push = |p| {
+            out.push(p);
+            ControlFlow::<()>::Continue(())
+        };
+        let _ = if cl {
+            scan::<true, ()>(text.as_bytes(), push, next_gpt4)
+        } else {
+            scan::<false, ()>(text.as_bytes(), push, next_o200k_fast)
+        };
         out
     }
 
-    fn scalar(text: &str) -> Vec<&[u8]> {
+    /// The pieces of the scalar scanners (tested against the regex in `pretok`).
+    fn scalar(text: &str, cl: bool) -> Vec<&[u8]> {
         let mut out = Vec::new();
-        let _ = scan_o200k_bytes(text.as_bytes(), |p| {
+        let push = |p| {
             out.push(p);
             ControlFlow::<()>::Continue(())
-        });
+        };
+        let _ = if cl {
+            scan_bytes(text.as_bytes(), push, next_gpt4)
+        } else {
+            scan_o200k_bytes(text.as_bytes(), push)
+        };
         out
+    }
+
+    fn same(text: &str) {
+        for cl in [false, true] {
+            assert_eq!(
+                masked(text, cl),
+                scalar(text, cl),
+                "cl100k {cl} on {text:?}"
+            );
+        }
     }
 
     struct Rng(u64);
@@ -402,22 +441,27 @@ mod tests {
         for round in 0..60_000 {
             let len = 1 + rng.below(if round % 2 == 0 { 24 } else { 200 });
             let text = random(&mut rng, len, round % 3 == 0);
-            assert_eq!(masked(&text), scalar(&text), "on {text:?}");
+            same(&text);
         }
     }
 
     #[test]
     fn masks_equal_regex() {
-        let re = compile(O200K).unwrap();
+        let res = [
+            (false, compile(O200K).unwrap()),
+            (true, compile(GPT4).unwrap()),
+        ];
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for round in 0..3000 {
             let len = 1 + rng.below(150);
             let text = random(&mut rng, len, round % 2 == 0);
-            let want: Vec<&[u8]> = re
-                .find_iter(&text)
-                .map(|m| m.unwrap().as_str().as_bytes())
-                .collect();
-            assert_eq!(masked(&text), want, "on {text:?}");
+            for (cl, re) in &res {
+                let want: Vec<&[u8]> = re
+                    .find_iter(&text)
+                    .map(|m| m.unwrap().as_str().as_bytes())
+                    .collect();
+                assert_eq!(masked(&text, *cl), want, "cl100k {cl} on {text:?}");
+            }
         }
     }
 
@@ -435,9 +479,9 @@ mod tests {
             for pre in 0..140 {
                 for filler in ["a", " ", ".", "1", "\n", "\u{E9}"] {
                     let text = format!("{}{tail}", filler.repeat(pre));
-                    assert_eq!(masked(&text), scalar(&text), "on {text:?}");
+                    same(&text);
                     let cut = &text[..text.len() - 3];
-                    assert_eq!(masked(cut), scalar(cut), "on {cut:?}");
+                    same(cut);
                 }
             }
         }
@@ -446,7 +490,7 @@ mod tests {
         for at in 0..base.len() {
             for wide in ["\u{E9}", "\u{301}", "\u{A0}", "\u{17F}"] {
                 let text = format!("{}{wide}{}", &base[..at], &base[at..]);
-                assert_eq!(masked(&text), scalar(&text), "on {text:?}");
+                same(&text);
             }
         }
     }
