@@ -192,6 +192,22 @@
 //!   The same windows for cl100k (its rules differ in four places, `pretok/masks.rs`), which
 //!   had no ASCII fast path: 3 MB mix warm pass 130.3 M -> 81.3 M instructions, 1.58 M ->
 //!   0.62 M mispredicts; 1 MB multilingual 43.5 M -> 40.3 M, 0.51 M -> 0.41 M.
+//!   Wall clock, o200k, `encode_files` from Python, fresh process per row, passes 1 / 2 / 3 in
+//!   MB/s, the build before this round, this one and gigatoken in turn (noisy 2-core machine,
+//!   read ranges). 20 MB slice of the 100 MB mix, 1 thread, 5 rounds: before 39-61 / 96-129 /
+//!   120-153, now 55-67 / 121-147 / 155-170, gigatoken 20-37 / 140-177 / 150-182; 2 threads,
+//!   5 rounds: before 72-93 / 118-226 / 134-247, now 74-87 / 167-280 / 125-305, gigatoken
+//!   41-50 / 164-252 / 220-446. 100 MB mix, 2 rounds, 1 thread: before 69-73 / 108-110 /
+//!   102-114, now 71-75 / 102-123 / 103-124, gigatoken 67-81 / 160-244 / 183-245; 2 threads:
+//!   before 113-130 / 170-198 / 178-204, now 107-142 / 138-181 / 195-251, gigatoken 102-111 /
+//!   208-241 / 415-486. So at 20 MB the warm pass is now near gigatoken's on one thread
+//!   (0.9-1.0x), but at 100 MB it is not (0.5-0.7x): there the scanner is no longer what limits us (`warm.rs` alone,
+//!   100 MB, passes 2 / 3: before 118-130 / 134-137, now 160-164 / 152-160 MB/s). A `perf`
+//!   profile of 3 passes of `encode_files` over 100 MB (1 thread): `walk` (scanner and the
+//!   inlined token probe) 23 %, `encode_piece_at_slow` 18 %, `encode_by_merges` 9 %, the
+//!   piece cache 5 %, page faults of fresh output buffers ~6 %, `from_utf8` 2 %, the window
+//!   classification 2 %, and 3 % in OpenBLAS's `blas_thread_server` (numpy's BLAS threads
+//!   spinning beside ours).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
