@@ -1,5 +1,6 @@
-//! Profiling harness (not a test): encodes a file twice with o200k, cold then warm.
-//! `cargo run --release --example warm -- RANKS.tiktoken TEXT [passes]`
+//! Profiling harness (not a test): encodes a file twice with o200k (or the preset named by
+//! the fourth argument: gpt2, gpt4, o200k), cold then warm.
+//! `cargo run --release --example warm -- RANKS.tiktoken TEXT [passes] [preset]`
 use bytepair_core::encode::{Bpe, Encoder};
 use bytepair_core::pretok::{Pretokenizer, PRESETS};
 
@@ -37,7 +38,8 @@ fn main() {
         .collect();
     let text = std::fs::read_to_string(&args[2]).unwrap();
     let passes: usize = args.get(3).map_or(2, |p| p.parse().unwrap());
-    let pat = PRESETS.iter().find(|(n, _)| *n == "o200k").unwrap().1;
+    let preset = args.get(4).map_or("o200k", |p| p.as_str());
+    let pat = PRESETS.iter().find(|(n, _)| *n == preset).unwrap().1;
     let enc = Encoder::new(
         Bpe::from_ranks(ranks).unwrap(),
         Pretokenizer::new(Some(pat)).unwrap(),

@@ -119,6 +119,95 @@
 //!   Not tried for lack of time: a head word loaded from the text (8 bytes past the piece
 //!   start, masked to its length) instead of the three-way `head`, a combined table of whole
 //!   pieces -> id or cached ids (one probe for both), ASCII fast paths for gpt2/cl100k.
+//! - The warm path, second round (issue 11). Measured side by side with gigatoken 0.10.0 under
+//!   cachegrind (3 MB: 2 MB prose, 0.5 MB of this repository's source, 0.5 MB multilingual;
+//!   o200k, one thread, a warm pass = 3 passes minus 2): gigatoken 97 M instructions and 0.15 M
+//!   mispredicted branches, we 127 M and 1.64 M. So the gap is not instructions so much as
+//!   branches (its pre-tokenizer classifies 64 bytes at a time into bit masks), and, on larger
+//!   inputs, the piece cache: 19 MB of the same mix has ~97 k distinct pieces that are not one
+//!   token, more than the 2 x 64 Ki entries the cache held, so every pass re-merged a third of
+//!   them (`encode_by_merges` was 15 % of a sixth pass in `perf`). Changes, in order:
+//!   * pieces are handed to `encode_piece_at` as a place in the text, and their words are
+//!     loaded from there (8 or 16 bytes, masked to the length) instead of built by length;
+//!   * pieces of 9 to 16 bytes are found by their two words, not by a slice compare
+//!     (`memcmp`): first in `TokenTable` (the token's second word read through its span from
+//!     the arena), then in a table of their own (`tokens16`: both words in the slot, one
+//!     probe, no dependent loads; 2 MB prose 79.5 M -> 73.8 M instructions a warm pass, 3 MB
+//!     mix 206 -> 225 MB/s and 100 MB mix 131-137 -> 137-144 MB/s, best of alternating runs);
+//!   * the piece cache keeps pieces of up to 16 bytes with up to 3 ids (98 % of them) in
+//!     `short` tables, key and ids inline in one 32-byte slot; each generation grows from 4 Ki
+//!     to at most 256 Ki slots (128 Ki entries, 8 MiB), so a shard is bounded at 16 MiB.
+//!   * both kinds of table hold more (`short::MAX_BITS`, `CACHE_BITS`): a shard of the piece
+//!     cache is bounded at about 32 MiB of short tables and 2 x (2 MiB + arena) of long ones,
+//!     allocated as they fill. 100 MB of the bench mix, warm passes of `warm.rs`, alternating
+//!     runs: 62-79 MB/s before, 96-120 after (gigatoken, same file, same machine minutes
+//!     earlier: 119 MB/s on its second pass, 236 on its third).
+//!   * tried and dropped: the uppercase run 8 bytes at a time like `lower_run` (2 MB prose
+//!     79.2 M -> 83.9 M instructions, mispredicts unchanged: most words have 0 or 1 capital);
+//!     pieces in batches of 32, a first pass looking up the tokens of up to 8 bytes and
+//!     prefetching the piece-cache and 16-byte-token slots of the others, a second pass
+//!     emitting in order (+24 % instructions, more mispredicts, 3 MB mix 205 -> 164 MB/s and
+//!     no gain on the 100 MB mix where the cache misses to memory: the bookkeeping costs more
+//!     than the overlap saves, as with the earlier token-slot prefetching); a small table of
+//!     the 16 Ki lowest-id tokens of up to 8 bytes (512 KiB) probed before the main one, for
+//!     locality (`perf` puts ~40 % of the inlined hot path on the token slot's load): 15 MB
+//!     prose 222-233 -> 185-189 MB/s, 3 MB mix 202 -> 173 (a piece not in it probes twice);
+//!     in `pretok::o200k_ascii`, one test for "a word starts here or after this prefix" and
+//!     the first capital counted without a branch (cachegrind's mispredicts -3 %, instructions
+//!     +4 %; 15 MB prose 237 -> 206 MB/s); comparing a token slot's head and length with one
+//!     test (the compiler already did).
+//!   * `encode_files` from Python, fresh process per row, passes 1 / 2 / 3 in MB/s, main's
+//!     build, this one and gigatoken taken in turn (2 rounds; the 2-core machine is shared and
+//!     noisy, so read ranges). 100 MB of `make_corpus.py`'s mix, 1 thread: main 43-60 / 47-65
+//!     / 60-73, now 66-82 / 100-118 / 87-120, gigatoken 50-65 / 140-235 / 150-192; 2 threads:
+//!     main 114-126 / 118-128 / 105-144, now 135-147 / 126-219 / 165-225, gigatoken 70-110 /
+//!     126-249 / 255-330. 19 MB (15 MB prose, 1.2 MB source, 3 MB multilingual), 1 thread:
+//!     main 71-75 / 103-116, now 87-99 / 136-145, gigatoken 37-45 / 183-284; 2 threads: main
+//!     87-108 / 184-188, now 126-135 / 158-177, gigatoken 45-50 / 332-349.
+//!   * where that leaves it (3 MB mix under cachegrind, warm pass): 112.6 M instructions and
+//!     1.37 M mispredicted branches (from 127.5 M and 1.64 M), against gigatoken's 97 M and
+//!     0.15 M: what is left is mostly the per-piece branches of the scanner, which gigatoken
+//!     avoids by finding piece boundaries 64 bytes at a time with bit masks. That is the next
+//!     step, and a large one (every preset's rules as mask algebra, exact at block edges).
+//!
+//!   cachegrind, warm pass (`rust/examples/warm.rs`) for the first three: 2 MB prose 83.6 M -> 79.2 M
+//!   instructions (mispredicts 1.08 M -> 0.84 M), 1.2 MB source 20.8 M -> 19.9 M, 0.5 MB
+//!   multilingual 22.5 M -> 21.6 M. Wall clock, best of alternating runs on the noisy 2-core
+//!   machine: 3 MB mix 160 -> 179 MB/s; 19 MB mix 105 -> 169 MB/s (the cache now holds it).
+//! - The warm path, third round (issue 11): o200k's piece boundaries 64 bytes at a time
+//!   (`pretok/masks.rs`): SSE2 classifies a window into bit masks, the piece starts of pure
+//!   ASCII come out of mask algebra, and `trailing_zeros` hands them out; the scalar scanner
+//!   takes the pieces the masks do not decide (non-ASCII bytes, and three rare ASCII cases).
+//!   The per-piece hot path (`encode_piece_at`) is unchanged. cachegrind, one warm pass
+//!   (`rust/examples/warm.rs`, run with 3 passes minus 2), 3 MB slice of the 100 MB bench mix:
+//!   118.0 M -> 90.6 M instructions, 1.43 M -> 0.64 M mispredicted branches; 1 MB of
+//!   `make_corpus.py`'s multilingual text: 39.9 M -> 43.6 M instructions (a window stopped by
+//!   the first non-ASCII byte is classified for nothing; the first cut was 56.2 M, before the
+//!   scanner kept going alone while non-ASCII bytes are near), 0.48 M -> 0.40 M mispredicts.
+//!   Classifying with AVX2 where the CPU has it (runtime check; two 32-byte loads instead of
+//!   four of 16): 3 MB 90.6 M -> 83.0 M, multilingual 43.6 M -> 41.1 M. gigatoken 0.10.0 on
+//!   the same 3 MB, same count (Python process, 3 passes minus 2): 106.0 M instructions,
+//!   0.28 M mispredicts (we: 0.63 M; what is left of ours is mostly in the token-table probe
+//!   and the pieces that are not one token).
+//!   The same windows for cl100k (its rules differ in four places, `pretok/masks.rs`), which
+//!   had no ASCII fast path: 3 MB mix warm pass 130.3 M -> 81.3 M instructions, 1.58 M ->
+//!   0.62 M mispredicts; 1 MB multilingual 43.5 M -> 40.3 M, 0.51 M -> 0.41 M.
+//!   Wall clock, o200k, `encode_files` from Python, fresh process per row, passes 1 / 2 / 3 in
+//!   MB/s, the build before this round, this one and gigatoken in turn (noisy 2-core machine,
+//!   read ranges). 20 MB slice of the 100 MB mix, 1 thread, 5 rounds: before 39-61 / 96-129 /
+//!   120-153, now 55-67 / 121-147 / 155-170, gigatoken 20-37 / 140-177 / 150-182; 2 threads,
+//!   5 rounds: before 72-93 / 118-226 / 134-247, now 74-87 / 167-280 / 125-305, gigatoken
+//!   41-50 / 164-252 / 220-446. 100 MB mix, 2 rounds, 1 thread: before 69-73 / 108-110 /
+//!   102-114, now 71-75 / 102-123 / 103-124, gigatoken 67-81 / 160-244 / 183-245; 2 threads:
+//!   before 113-130 / 170-198 / 178-204, now 107-142 / 138-181 / 195-251, gigatoken 102-111 /
+//!   208-241 / 415-486. So at 20 MB the warm pass is now near gigatoken's on one thread
+//!   (0.9-1.0x), but at 100 MB it is not (0.5-0.7x): there the scanner is no longer what limits us (`warm.rs` alone,
+//!   100 MB, passes 2 / 3: before 118-130 / 134-137, now 160-164 / 152-160 MB/s). A `perf`
+//!   profile of 3 passes of `encode_files` over 100 MB (1 thread): `walk` (scanner and the
+//!   inlined token probe) 23 %, `encode_piece_at_slow` 18 %, `encode_by_merges` 9 %, the
+//!   piece cache 5 %, page faults of fresh output buffers ~6 %, `from_utf8` 2 %, the window
+//!   classification 2 %, and 3 % in OpenBLAS's `blas_thread_server` (numpy's BLAS threads
+//!   spinning beside ours).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
@@ -139,6 +228,10 @@ pub use crate::Rank;
 
 // Long pieces of monotone models in linear time (issue 13).
 mod long;
+// The piece cache's inline table for pieces of up to 16 bytes (issue 11).
+mod short;
+// The tokens of 9 to 16 bytes, found by two words (issue 11).
+mod tokens16;
 
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;
@@ -216,6 +309,54 @@ fn hash_short(head: u64, len: usize) -> u64 {
     debug_assert!((1..=8).contains(&len));
     let h = (head ^ (len as u64).rotate_right(8)).wrapping_mul(K);
     h ^ (h >> 29)
+}
+
+/// The low `n` bytes of a word (`n` in 1..=8).
+#[inline(always)]
+fn low_bytes(n: usize) -> u64 {
+    debug_assert!((1..=8).contains(&n));
+    u64::MAX >> (64 - 8 * n)
+}
+
+/// `hash_bytes` of a piece of `len` bytes, 1 to 16, given as its two zero-padded little-endian
+/// words (`hi` is 0 up to 8 bytes).
+#[inline(always)]
+fn hash_words(lo: u64, hi: u64, len: usize) -> u64 {
+    debug_assert!((1..=16).contains(&len));
+    let mut h = (lo ^ (len as u64).rotate_right(8)).wrapping_mul(K);
+    if len > 8 {
+        h = (h.rotate_left(27) ^ hi).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+/// The two zero-padded little-endian words of a piece of 1 to 16 bytes.
+#[inline(always)]
+fn words16(b: &[u8]) -> (u64, u64) {
+    debug_assert!((1..=16).contains(&b.len()));
+    if b.len() > 8 {
+        (head(b), head(&b[8..]))
+    } else {
+        (head(b), 0)
+    }
+}
+
+/// The words of `text[at..at + len]` (`len` in 1..=16), loaded straight from the text when
+/// 16 bytes are there to load, and masked to the piece (issue 11: no per-length branches).
+#[inline(always)]
+fn words_at(text: &[u8], at: usize, len: usize) -> (u64, u64) {
+    match text.get(at..at + 16) {
+        Some(w) => {
+            let lo = u64::from_le_bytes(w[..8].try_into().unwrap());
+            let hi = u64::from_le_bytes(w[8..].try_into().unwrap());
+            if len > 8 {
+                (lo, hi & low_bytes(len - 8))
+            } else {
+                (lo & low_bytes(len), 0)
+            }
+        }
+        None => words16(&text[at..at + len]),
+    }
 }
 
 /// A boxed slice of `n` copies of `value`.
@@ -477,7 +618,9 @@ struct CacheTable {
 }
 
 /// Slots of one generation (a power of two), and the entries it holds at most (half of them).
-const CACHE_BITS: u32 = 17;
+/// Pieces of more than 16 bytes, or of more than 3 ids, only (the others are in `short`): 100
+/// MB of the bench mix has 110 k distinct ones, which 2^17 slots (64 Ki pieces) did not hold.
+const CACHE_BITS: u32 = 18;
 const CACHE_ENTRIES: usize = 1 << (CACHE_BITS - 1);
 
 /// The `i`th little-endian u32 word of `b`, zero-padded.
@@ -582,16 +725,34 @@ impl CacheTable {
 /// one. A piece found in the old generation is copied into the young one, so pieces in use
 /// survive, and text with more distinct pieces than fit still finds the recent ones (a cache
 /// emptied whole when full would find none of them on a second pass over such a text).
+///
+/// Pieces of up to 16 bytes with up to 3 ids (almost all of them) live in `short` tables,
+/// key and ids inline in one slot; the others in `CacheTable`s, in an arena. Each kind has its
+/// own two generations.
 #[derive(Debug, Default)]
 pub struct PieceCache {
     young: CacheTable,
     old: CacheTable,
+    short_young: short::ShortTable,
+    short_old: short::ShortTable,
 }
 
 impl PieceCache {
     /// Appends the ids of `piece` to `out` if it is cached.
     #[inline]
     fn get_into(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
+        if piece.len() <= short::MAX_LEN {
+            let (lo, hi) = words16(piece);
+            debug_assert_eq!(lo, head);
+            if self.get_short(lo, hi, piece.len(), h, out) {
+                return true;
+            }
+        }
+        self.get_long(piece, head, h, out)
+    }
+
+    /// `get_into` in the arena tables only.
+    fn get_long(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
         if let Some(ids) = self.young.get(piece, head, h) {
             out.extend_from_slice(ids);
             return true;
@@ -605,13 +766,48 @@ impl PieceCache {
         true
     }
 
+    /// `get_into` for a piece of 1 to 16 bytes given as its words, in the short tables only.
+    #[inline(always)]
+    fn get_short(&mut self, lo: u64, hi: u64, len: usize, h: u64, out: &mut Vec<Rank>) -> bool {
+        if let Some(ids) = self.short_young.get(lo, hi, len, h) {
+            out.extend_from_slice(ids);
+            return true;
+        }
+        self.get_short_old(lo, hi, len, h, out)
+    }
+
+    #[inline(never)]
+    fn get_short_old(&mut self, lo: u64, hi: u64, len: usize, h: u64, out: &mut Vec<Rank>) -> bool {
+        let Some(ids) = self.short_old.get(lo, hi, len, h) else {
+            return false;
+        };
+        let start = out.len();
+        out.extend_from_slice(ids);
+        self.insert_short(lo, hi, len, h, &out[start..]);
+        true
+    }
+
+    fn insert_short(&mut self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank]) {
+        if self.short_young.is_full() {
+            std::mem::swap(&mut self.short_young, &mut self.short_old);
+            self.short_young.reset();
+        }
+        self.short_young.insert(lo, hi, len, h, ids);
+    }
+
     /// Adds `piece`, whose ids are `out[start..]`.
     fn insert(&mut self, piece: &[u8], h: u64, start: usize, out: &[Rank]) {
+        let ids = &out[start..];
+        if piece.len() <= short::MAX_LEN && (1..=short::MAX_IDS).contains(&ids.len()) {
+            let (lo, hi) = words16(piece);
+            self.insert_short(lo, hi, piece.len(), h, ids);
+            return;
+        }
         if self.young.is_full() {
             std::mem::swap(&mut self.young, &mut self.old);
             self.young.reset();
         }
-        self.young.insert(piece, h, &out[start..]);
+        self.young.insert(piece, h, ids);
     }
 
     fn clear(&mut self) {
@@ -789,7 +985,10 @@ pub type RankMerges = Vec<(Rank, Rank, Rank)>;
 
 #[derive(Debug)]
 pub struct Bpe {
+    /// Tokens of 1 to 8 bytes, and of more than 16.
     table: TokenTable,
+    /// Tokens of 9 to 16 bytes.
+    table16: tokens16::Tokens16,
     /// Number of tokens.
     len: usize,
     /// id -> (offset, len) into `arena`; `len == u32::MAX` marks an unused id.
@@ -822,7 +1021,10 @@ impl Bpe {
         let mut spans = vec![(0u32, u32::MAX); max_id as usize + 1];
         let mut arena = Vec::with_capacity(vocab.iter().map(|(_, b)| b.len()).sum());
         let mut byte_ids = [Rank::MAX; 256];
-        let mut table = TokenTable::new(vocab.len());
+        let is_two_words = |b: &[u8]| (9..=16).contains(&b.len());
+        let two = vocab.iter().filter(|(_, b)| is_two_words(b)).count();
+        let mut table = TokenTable::new(vocab.len() - two);
+        let mut table16 = tokens16::Tokens16::new(two);
         for (id, bytes) in &vocab {
             let id = *id;
             if bytes.is_empty() {
@@ -834,10 +1036,16 @@ impl Bpe {
                 )));
             }
             let head = head(bytes);
-            let found = table.find(bytes, head, hash_bytes(bytes, head), |other| {
-                let (off, len) = spans[other as usize];
-                &arena[off as usize + 8..(off + len) as usize]
-            });
+            let h = hash_bytes(bytes, head);
+            let found = if is_two_words(bytes) {
+                let (lo, hi) = words16(bytes);
+                table16.find(lo, hi, bytes.len(), h)
+            } else {
+                table.find(bytes, head, h, |other| {
+                    let (off, len) = spans[other as usize];
+                    &arena[off as usize + 8..(off + len) as usize]
+                })
+            };
             if let Some(other) = found {
                 return Err(Error::Vocab(format!(
                     "tokens {other} and {id} have the same bytes {:?}",
@@ -846,7 +1054,12 @@ impl Bpe {
             }
             spans[id as usize] = (arena.len() as u32, bytes.len() as u32);
             arena.extend_from_slice(bytes);
-            table.insert(bytes, id);
+            if is_two_words(bytes) {
+                let (lo, hi) = words16(bytes);
+                table16.insert(lo, hi, bytes.len(), h, id);
+            } else {
+                table.insert(bytes, id);
+            }
             if bytes.len() == 1 {
                 byte_ids[bytes[0] as usize] = id;
             }
@@ -858,6 +1071,7 @@ impl Bpe {
         }
         Ok(Bpe {
             table,
+            table16,
             len: vocab.len(),
             spans,
             arena,
@@ -1054,6 +1268,10 @@ impl Bpe {
 
     #[inline(always)]
     fn find(&self, b: &[u8], head: u64, h: u64) -> Option<Rank> {
+        if (9..=16).contains(&b.len()) {
+            let (lo, hi) = words16(b);
+            return self.table16.find(lo, hi, b.len(), h);
+        }
         self.table.find(b, head, h, |id| self.tail(id))
     }
 
@@ -1117,6 +1335,76 @@ impl Bpe {
             }
         }
         self.encode_piece_slow(piece, cache, out)
+    }
+
+    /// `encode_piece_cached` for the piece `text[at..at + n]`: its words are loaded straight
+    /// from the text (issue 11), 8 or 16 bytes at `at` masked to the piece, rather than built
+    /// from the piece by length. A piece of 1 to 8 bytes that is one token is pushed here,
+    /// inlined into the caller's loop; the rest goes to `encode_piece_at_slow`.
+    #[inline(always)]
+    pub(crate) fn encode_piece_at(
+        &self,
+        text: &[u8],
+        at: usize,
+        n: usize,
+        cache: Option<&mut PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        if n.wrapping_sub(1) < 8 {
+            let head = match text.get(at..at + 8) {
+                Some(w) => u64::from_le_bytes(w.try_into().unwrap()) & low_bytes(n),
+                None => head(&text[at..at + n]),
+            };
+            let h = hash_short(head, n);
+            if let Some(id) = self.table.find_short(head, n, h) {
+                if self.is_direct(id) {
+                    out.push(id);
+                    return;
+                }
+            }
+        }
+        self.encode_piece_at_slow(text, at, n, cache, out)
+    }
+
+    /// `encode_piece_at` for pieces that are not one token of up to 8 bytes: pieces of up to
+    /// 16 bytes are found by their two words, in the token table and then in the piece cache's
+    /// inline table.
+    #[inline(never)]
+    fn encode_piece_at_slow(
+        &self,
+        text: &[u8],
+        at: usize,
+        n: usize,
+        cache: Option<&mut PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        let piece = &text[at..at + n];
+        if n.wrapping_sub(1) >= short::MAX_LEN {
+            return self.encode_piece_slow(piece, cache, out);
+        }
+        let (lo, hi) = words_at(text, at, n);
+        let h = hash_words(lo, hi, n);
+        if n > 8 {
+            if let Some(id) = self.table16.find(lo, hi, n, h) {
+                if self.is_direct(id) {
+                    out.push(id);
+                    return;
+                }
+            }
+        }
+        match cache {
+            Some(cache) => {
+                if cache.get_short(lo, hi, n, h, out) {
+                    return;
+                }
+                if !cache.get_long(piece, lo, h, out) {
+                    let start = out.len();
+                    self.encode_by_merges(piece, out);
+                    cache.insert(piece, h, start, out);
+                }
+            }
+            None => self.encode_by_merges(piece, out),
+        }
     }
 
     /// `encode_piece_cached` for pieces that are empty, longer than 8 bytes, or not one token.
@@ -1569,13 +1857,19 @@ impl Encoder {
     ) -> Result<()> {
         let mut guard = self.cache();
         let mut cache = guard.as_deref_mut();
+        let bytes = text.as_bytes();
         self.walk(
             text,
             matcher,
             #[inline(always)]
             |item| {
                 match item {
-                    Item::Piece(p) => self.bpe.encode_piece_cached(p, cache.as_deref_mut(), out),
+                    Item::Piece(p) => {
+                        // Where the piece is in `text` (`walk` hands out slices of it).
+                        let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
+                        self.bpe
+                            .encode_piece_at(bytes, at, p.len(), cache.as_deref_mut(), out)
+                    }
                     Item::Special(id) => out.push(id),
                 }
                 ControlFlow::<()>::Continue(())
@@ -2071,10 +2365,86 @@ mod tests {
     }
 
     #[test]
+    fn pieces_read_from_the_text_encode_as_alone() {
+        // `encode_piece_at` loads words from the text around the piece: pieces of every length
+        // up to 40, at the end of the text (fewer than 16 bytes after them) or not, next to
+        // non-ASCII bytes, one token or several, cold then from the cache.
+        let mut v = byte_vocab();
+        for (i, w) in [
+            "ab",
+            "abc",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "é",
+            "éa",
+            "\0a",
+        ]
+        .iter()
+        .enumerate()
+        {
+            v.push((256 + i as Rank, w.as_bytes().to_vec()));
+        }
+        let bpe = Bpe::from_ranks(v).unwrap();
+        let pieces: Vec<Vec<u8>> = (1..=40)
+            .flat_map(|n| {
+                let plain: Vec<u8> = (0..n).map(|i| b"abcdefghijklmnopq"[i % 17]).collect();
+                let mut odd = plain.clone();
+                odd[0] = 0;
+                odd[n - 1] = 0xC3;
+                [plain, odd]
+            })
+            .collect();
+        for surround in [&b""[..], b"\xC3\xA9", b"xyzxyzxyzxyzxyzxyzxyz"] {
+            let mut cache = PieceCache::default();
+            for round in 0..2 {
+                for piece in &pieces {
+                    let mut want = Vec::new();
+                    bpe.encode_piece(piece, &mut want);
+                    for (before, after) in [(surround, &b""[..]), (&b""[..], surround)] {
+                        let text = [before, piece.as_slice(), after].concat();
+                        let mut got = Vec::new();
+                        bpe.encode_piece_at(&text, before.len(), piece.len(), None, &mut got);
+                        assert_eq!(got, want, "{piece:?} {round}");
+                        got.clear();
+                        let c = Some(&mut cache);
+                        bpe.encode_piece_at(&text, before.len(), piece.len(), c, &mut got);
+                        assert_eq!(got, want, "{piece:?} {round} cached");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_piece_cache_keeps_recent_pieces_across_generations() {
+        let mut cache = PieceCache::default();
+        let n = 2 * short::ENTRIES + 100;
+        let key = |i: usize| format!("p{i}").into_bytes();
+        let hash = |k: &[u8]| hash_bytes(k, head(k));
+        for i in 0..n {
+            let k = key(i);
+            let mut out = vec![7];
+            assert!(!cache.get_into(&k, head(&k), hash(&k), &mut out));
+            out.extend([i as Rank, 3]);
+            cache.insert(&k, hash(&k), 1, &out);
+        }
+        for i in (0..n).rev().take(short::ENTRIES) {
+            let k = key(i);
+            let mut out = Vec::new();
+            assert!(cache.get_into(&k, head(&k), hash(&k), &mut out), "{i}");
+            assert_eq!(out, vec![i as Rank, 3]);
+        }
+        let k = key(0);
+        assert!(!cache.get_into(&k, head(&k), hash(&k), &mut Vec::new()));
+    }
+
+    #[test]
     fn piece_cache_keeps_recent_pieces_across_generations() {
         let mut cache = PieceCache::default();
         let n = 2 * CACHE_ENTRIES + 100;
-        let key = |i: usize| format!("piece {i}").into_bytes();
+        // Longer than the short table's keys.
+        let key = |i: usize| format!("a piece longer than 16 bytes {i}").into_bytes();
         let hash = |k: &[u8]| hash_bytes(k, head(k));
         for i in 0..n {
             let k = key(i);

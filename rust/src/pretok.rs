@@ -50,6 +50,9 @@ use crate::error::{Error, Result};
 #[rustfmt::skip]
 mod tables;
 
+// o200k and cl100k piece boundaries 64 bytes at a time (issue 11).
+mod masks;
+
 /// GPT-2 / r50k_base.
 pub const GPT2: &str =
     r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
@@ -188,8 +191,8 @@ impl Pretokenizer {
         let b = text.as_bytes();
         match &self.kind {
             Kind::Preset(Preset::Gpt2) => Ok(scan_bytes(b, f, next_gpt2)),
-            Kind::Preset(Preset::Gpt4) => Ok(scan_bytes(b, f, next_gpt4)),
-            Kind::Preset(Preset::O200k) => Ok(scan_o200k_bytes(b, f)),
+            Kind::Preset(Preset::Gpt4) => Ok(masks::scan::<true, B>(b, f, next_gpt4)),
+            Kind::Preset(Preset::O200k) => Ok(masks::scan::<false, B>(b, f, next_o200k_fast)),
             _ => self.try_for_each_piece(text, |p| f(p.as_bytes())),
         }
     }
@@ -451,7 +454,9 @@ fn scan<'t, B>(
 }
 
 /// `scan_bytes` for o200k, calling its scanner directly: passed as a function value, its ASCII
-/// fast path was not inlined into the loop (a call per piece through `Fn::call`).
+/// fast path was not inlined into the loop (a call per piece through `Fn::call`). The warm
+/// path now finds boundaries with `masks::scan`; this is the scalar walk it is tested against.
+#[cfg(test)]
 #[inline(always)]
 fn scan_o200k_bytes<'t, B>(
     b: &'t [u8],

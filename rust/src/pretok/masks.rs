@@ -1,0 +1,497 @@
+//! o200k and cl100k piece boundaries found 64 bytes at a time with bit masks (issue 11, the
+//! warm path). The rules below are o200k's; `scan` says where cl100k's differ.
+//!
+//! From a byte `i` where a piece is known to start, the next 64 bytes are classified with SSE2
+//! into one `u64` mask per class (bit k: byte `i + k`), and the positions where pieces start are
+//! computed from the masks for the whole window at once; pieces are handed out with
+//! `trailing_zeros` over that mask. The per-piece branches of the scalar scanner (which kind of
+//! piece starts here, where its run ends) become one loop exit per window.
+//!
+//! The pattern has no look-behind, so the pieces of `text[i..]` from a piece start `i` are the
+//! pieces of the whole text from there on: the window is split as if the text began at `i`.
+//! Only pure ASCII is decided here. With ASCII only, o200k's pieces are (P: not `\r`, `\n`, a
+//! letter or a digit; O: not whitespace, a letter or a digit; `spt`: whitespace other than
+//! `\r\n`):
+//! - a letter starts a piece unless it follows a letter (then only an uppercase one after a
+//!   lowercase one starts: `U*L*`), or follows a P that itself starts a piece (the prefix);
+//! - a space before a non-space always starts a piece (the `' '?` of an O run, the prefix of a
+//!   word, or the last character of a whitespace run that `\s+(?!\S)` leaves over);
+//! - an O starts a piece unless it follows an O (the `O+` run) or a space (` ?O+`); the
+//!   `[\r\n]` run right after an O run belongs to it;
+//! - digits go three at a time from the start of their run;
+//! - a whitespace run starts a piece; in it, the first `spt` after its `\r\n` part and the
+//!   last `spt` before a non-space (when another `spt` precedes it) start pieces;
+//! - `'` + `s|t|m|d|re|ve|ll` (any case) after a letter belongs to the word, and the letter
+//!   after it starts a piece.
+//!
+//! A window stops (the scalar scanner takes over for one piece) at the first byte these rules
+//! do not cover: a non-ASCII byte, a `/` after `\r\n` (part of an O run's tail), `\r\n` after
+//! `spt` (`\s*[\r\n]+` then needs the run's last newline), and an apostrophe after a letter
+//! that follows an apostrophe two or three bytes back (chained contractions). Decisions need
+//! at most two bytes of look-ahead, except in whitespace runs, so only the starts before the
+//! last two bytes and before a whitespace run touching the window's end are handed out.
+//!
+//! The tests compare this with the scalar scanner and with the regex on random text over a
+//! boundary-rich alphabet, at every offset of the window.
+
+use std::ops::ControlFlow;
+
+/// The bytes of a window: classes as masks (bit k: byte k of the window).
+#[derive(Default, Clone, Copy)]
+struct Classes {
+    lower: u64,
+    upper: u64,
+    digit: u64,
+    space: u64,
+    ws: u64,
+    nl: u64,
+    quote: u64,
+    slash: u64,
+    high: u64,
+}
+
+/// The classes of a window: AVX2 where the CPU has it (half the instructions of SSE2), else
+/// SSE2 (part of every x86_64).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify(w: &[u8; 64]) -> Classes {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        unsafe { classify_avx2(w) }
+    } else {
+        classify_sse2(w)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn classify_avx2(w: &[u8; 64]) -> Classes {
+    use std::arch::x86_64::*;
+    let mut c = Classes::default();
+    for k in 0..2 {
+        // SAFETY: an unaligned load of 32 bytes inside `w`.
+        let v = unsafe { _mm256_loadu_si256(w.as_ptr().add(32 * k) as *const __m256i) };
+        // Unsigned `lo <= v < lo + len`: shift the range to start at -128, compare signed.
+        let range = |lo: u8, len: u8| {
+            let x = _mm256_add_epi8(v, _mm256_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+            _mm256_cmpgt_epi8(_mm256_set1_epi8((0x80u8 + len) as i8), x)
+        };
+        let eq = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
+        let bits = |m: __m256i| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * k);
+        let space = eq(b' ');
+        c.lower |= bits(range(b'a', 26));
+        c.upper |= bits(range(b'A', 26));
+        c.digit |= bits(range(b'0', 10));
+        c.space |= bits(space);
+        c.ws |= bits(_mm256_or_si256(space, range(9, 5)));
+        c.nl |= bits(_mm256_or_si256(eq(b'\n'), eq(b'\r')));
+        c.quote |= bits(eq(b'\''));
+        c.slash |= bits(eq(b'/'));
+        c.high |= bits(v);
+    }
+    c
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify_sse2(w: &[u8; 64]) -> Classes {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; the loads are unaligned loads of 16 bytes
+    // inside `w`.
+    unsafe {
+        let mut c = Classes::default();
+        for k in 0..4 {
+            let v = _mm_loadu_si128(w.as_ptr().add(16 * k) as *const __m128i);
+            // Unsigned `lo <= v < lo + len`: shift the range to start at -128, compare signed.
+            let range = |lo: u8, len: u8| {
+                let x = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+                _mm_cmplt_epi8(x, _mm_set1_epi8((0x80u8 + len) as i8))
+            };
+            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 as u64) << (16 * k);
+            let space = eq(b' ');
+            c.lower |= bits(range(b'a', 26));
+            c.upper |= bits(range(b'A', 26));
+            c.digit |= bits(range(b'0', 10));
+            c.space |= bits(space);
+            c.ws |= bits(_mm_or_si128(space, range(9, 5)));
+            c.nl |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
+            c.quote |= bits(eq(b'\''));
+            c.slash |= bits(eq(b'/'));
+            c.high |= bits(v);
+        }
+        c
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn classify(w: &[u8; 64]) -> Classes {
+    let mut c = Classes::default();
+    for (k, &x) in w.iter().enumerate() {
+        let bit = 1u64 << k;
+        let set = |m: &mut u64, yes: bool| *m |= if yes { bit } else { 0 };
+        set(&mut c.lower, x.is_ascii_lowercase());
+        set(&mut c.upper, x.is_ascii_uppercase());
+        set(&mut c.digit, x.is_ascii_digit());
+        set(&mut c.space, x == b' ');
+        set(&mut c.ws, x == b' ' || (9..=13).contains(&x));
+        set(&mut c.nl, x == b'\n' || x == b'\r');
+        set(&mut c.quote, x == b'\'');
+        set(&mut c.slash, x == b'/');
+        set(&mut c.high, x >= 0x80);
+    }
+    c
+}
+
+/// The length of the contraction (`s|t|m|d|re|ve|ll`, any case) after the apostrophe at `p` of
+/// `w[..n]`, 0 if none.
+#[inline]
+fn contraction(w: &[u8; 64], n: usize, p: usize) -> usize {
+    let at = |k: usize| if k < n { w[k] | 0x20 } else { 0 };
+    match (at(p + 1), at(p + 2)) {
+        (b's' | b't' | b'm' | b'd', _) => 1,
+        (b'r' | b'v', b'e') | (b'l', b'l') => 2,
+        _ => 0,
+    }
+}
+
+/// `(1 << n) - 1` for `n` in 0..=64.
+#[inline(always)]
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// The pieces of the window `w[..n]` that starts at a piece start: the mask of the piece
+/// starts after its first byte that can be handed out, and whether the last of them is
+/// followed by one more piece ending at `n` (the window ends the text and all of it was
+/// decided).
+/// `CL100K`: cl100k's rules (see `scan`), else o200k's.
+#[inline(always)]
+fn window<const CL100K: bool>(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
+    let c = classify(w);
+    let letter = c.lower | c.upper;
+    let spt = c.ws & !c.nl;
+    let slash_after_nl = if CL100K { 0 } else { c.slash & (c.nl << 1) };
+    let hard = c.high
+        | slash_after_nl
+        | (c.nl & (spt << 1))
+        | (c.quote & (letter << 1) & ((c.quote << 2) | (c.quote << 3)));
+    let cut = (hard.trailing_zeros() as usize).min(n);
+    let valid = low_bits(cut);
+    let (lower, upper, digit, space, ws, nl) = (
+        c.lower & valid,
+        c.upper & valid,
+        c.digit & valid,
+        c.space & valid,
+        c.ws & valid,
+        c.nl & valid,
+    );
+    let letter = letter & valid;
+    let spt = spt & valid;
+    let other = valid & !(letter | digit | ws);
+
+    // Letters: after a lowercase letter an uppercase one; after a digit, `\r\n` or nothing;
+    // after an O that does not start a piece (so it cannot be a prefix).
+    let other_inside = other & ((other | space) << 1);
+    let case_change = if CL100K { 0 } else { (lower << 1) & upper };
+    let s_letter = letter & (case_change | !((letter | spt | other) << 1) | (other_inside << 1));
+    // Digits: three at a time from the start of each run.
+    let mut s_digit = digit & !(digit << 1);
+    let mut t = s_digit;
+    while t != 0 {
+        t = (t << 3) & digit & (digit << 1) & (digit << 2);
+        s_digit |= t;
+    }
+    let s_other = other & !((other | space) << 1);
+    // Whitespace: the `\r\n` run right after an O belongs to its piece.
+    let tail = nl & !nl.wrapping_add(nl & (other << 1));
+    let runs = ws & !tail;
+    let s_ws = (runs & !(runs << 1))
+        | (spt & ((nl & !tail) << 1))
+        | (spt & (spt << 1) & ((valid & !ws) >> 1));
+    let mut starts = s_letter | s_digit | s_other | s_ws;
+
+    // Contractions: o200k's belong to the word before them, cl100k's are pieces of their own
+    // where the apostrophe starts a piece.
+    let mut q = if CL100K {
+        c.quote & s_other
+    } else {
+        c.quote & (letter << 1) & valid
+    };
+    while q != 0 {
+        let p = q.trailing_zeros() as usize;
+        q &= q - 1;
+        let k = contraction(w, cut, p);
+        if k > 0 {
+            let from = if CL100K { p + 1 } else { p };
+            starts &= !(low_bits(p + k + 1) & !low_bits(from));
+            if p + k + 1 < 64 {
+                starts |= letter & (1 << (p + k + 1));
+            }
+        }
+    }
+
+    if ends_text && cut == n {
+        // cl100k: `\s++$` takes the whole whitespace run that ends the text.
+        if CL100K && runs >> (n - 1) & 1 != 0 {
+            let run_start = 64 - (valid & !runs).leading_zeros() as usize;
+            starts &= low_bits(run_start + 1);
+        }
+        return (starts & !1, true);
+    }
+    // Trusted: the starts before the last two bytes, and before a whitespace run that
+    // touches the end (its pieces depend on what follows).
+    let mut limit = cut.saturating_sub(2);
+    if cut > 0 && ws & (1 << (cut - 1)) != 0 {
+        let before = valid & !ws;
+        let run_start = 64 - before.leading_zeros() as usize;
+        limit = limit.min(run_start);
+    }
+    (starts & low_bits(limit) & !1, false)
+}
+
+/// Calls `f` with the o200k pieces of `b` (with `CL100K`, cl100k's); `scalar(b, i)` is the end
+/// of the piece at `i`, for the pieces the masks do not decide.
+///
+/// cl100k's rules differ from o200k's in four places: a letter run is one piece whatever the
+/// case (`\p{L}++`); a contraction is a piece of its own where its apostrophe starts a piece
+/// (not after a space or inside a run of O); an O run takes `[\r\n]*` after it, no `/`; and
+/// the whitespace run that ends the text is one piece (`\s++$` comes first).
+#[inline(always)]
+pub(super) fn scan<'t, const CL100K: bool, B>(
+    b: &'t [u8],
+    mut f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> ControlFlow<B> {
+    let mut i = 0;
+    let mut pad = [0u8; 64];
+    while i < b.len() {
+        let n = (b.len() - i).min(64);
+        let w: &[u8; 64] = match b.get(i..i + 64) {
+            Some(s) => s.try_into().unwrap(),
+            None => {
+                pad[..n].copy_from_slice(&b[i..]);
+                pad[n..].fill(0);
+                &pad
+            }
+        };
+        let (mut starts, last) = window::<CL100K>(w, n, i + n == b.len());
+        let mut p = i;
+        while starts != 0 {
+            let e = i + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            f(&b[p..e])?;
+            p = e;
+        }
+        if last {
+            f(&b[p..i + n])?;
+            p = i + n;
+        } else if p == i {
+            // The window decided nothing: scalar pieces while non-ASCII bytes are at hand
+            // (in other scripts a window would stop at once, piece after piece).
+            loop {
+                let e = scalar(b, p);
+                f(&b[p..e])?;
+                p = e;
+                let near = b.get(p..).map_or(&[][..], |r| &r[..r.len().min(3)]);
+                if near.iter().all(|&x| x < 0x80) {
+                    break;
+                }
+            }
+        }
+        i = p;
+    }
+    ControlFlow::Continue(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretok::{
+        compile, next_gpt4, next_o200k_fast, scan_bytes, scan_o200k_bytes, GPT4, O200K,
+    };
+
+    /// The pieces of the mask path: cl100k's rules with `cl`, else o200k's.
+    fn masked(text: &str, cl: bool) -> Vec<&[u8]> {
+        let mut out = Vec::new();
+        let push = |p| {
+            out.push(p);
+            ControlFlow::<()>::Continue(())
+        };
+        let _ = if cl {
+            scan::<true, ()>(text.as_bytes(), push, next_gpt4)
+        } else {
+            scan::<false, ()>(text.as_bytes(), push, next_o200k_fast)
+        };
+        out
+    }
+
+    /// The pieces of the scalar scanners (tested against the regex in `pretok`).
+    fn scalar(text: &str, cl: bool) -> Vec<&[u8]> {
+        let mut out = Vec::new();
+        let push = |p| {
+            out.push(p);
+            ControlFlow::<()>::Continue(())
+        };
+        let _ = if cl {
+            scan_bytes(text.as_bytes(), push, next_gpt4)
+        } else {
+            scan_o200k_bytes(text.as_bytes(), push)
+        };
+        out
+    }
+
+    fn same(text: &str) {
+        for cl in [false, true] {
+            assert_eq!(
+                masked(text, cl),
+                scalar(text, cl),
+                "cl100k {cl} on {text:?}"
+            );
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Boundary-rich atoms: every ASCII class the masks tell apart, the contraction letters in
+    /// both cases, and a few non-ASCII characters that stop a window (a letter, a mark, a
+    /// space, a digit, the long s that is a contraction letter).
+    const ATOMS: &[&str] = &[
+        "a", "A", "1", " ", " ", "'", "\n", "\r", "\t", ".", ",", "/", "s", "S", "t", "T", "l",
+        "L", "e", "r", "v", "d", "m", "x", "Z", "0", "\u{B}", "\u{1}", "\u{7F}", "-",
+    ];
+    const WIDE: &[&str] = &[
+        "\u{E9}", "\u{301}", "\u{A0}", "\u{663}", "\u{17F}", "\u{4F60}",
+    ];
+
+    fn random(rng: &mut Rng, len: usize, wide: bool) -> String {
+        (0..len)
+            .map(|_| {
+                if wide && rng.below(16) == 0 {
+                    WIDE[rng.below(WIDE.len())]
+                } else {
+                    ATOMS[rng.below(ATOMS.len())]
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn classes_match_the_table() {
+        for x in 0..=255u8 {
+            // One byte in each half of a 32-byte load.
+            let mut w = [0u8; 64];
+            w[5] = x;
+            w[40] = x;
+            #[cfg(target_arch = "x86_64")]
+            {
+                let sse2 = classify_sse2(&w);
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2.
+                    let avx2 = unsafe { classify_avx2(&w) };
+                    assert_eq!(
+                        [avx2.lower, avx2.upper, avx2.digit, avx2.space, avx2.ws, avx2.nl],
+                        [sse2.lower, sse2.upper, sse2.digit, sse2.space, sse2.ws, sse2.nl]
+                    );
+                    assert_eq!(
+                        [avx2.quote, avx2.slash, avx2.high],
+                        [sse2.quote, sse2.slash, sse2.high]
+                    );
+                }
+            }
+            let c = classify(&w);
+            let has = |m: u64| {
+                assert_eq!(m >> 5 & 1, m >> 40 & 1, "{x}");
+                m & (1 << 5) != 0
+            };
+            assert_eq!(has(c.high), x >= 0x80, "{x}");
+            if x < 0x80 {
+                let k = super::super::tables::ASCII[x as usize];
+                assert_eq!(has(c.lower | c.upper), k & super::super::L != 0, "{x}");
+                assert_eq!(
+                    has(c.upper),
+                    k & super::super::L != 0 && k & super::super::UP != 0
+                );
+                assert_eq!(has(c.digit), k & super::super::N != 0, "{x}");
+                assert_eq!(has(c.ws), k & super::super::WS != 0, "{x}");
+                assert_eq!(has(c.nl), k & super::super::NL != 0, "{x}");
+            }
+            for k in [0usize, 4, 6, 39, 41, 63] {
+                assert_eq!(((c.lower | c.upper | c.digit | c.ws | c.high) >> k) & 1, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn masks_equal_scalar_scanner_on_random_text() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..60_000 {
+            let len = 1 + rng.below(if round % 2 == 0 { 24 } else { 200 });
+            let text = random(&mut rng, len, round % 3 == 0);
+            same(&text);
+        }
+    }
+
+    #[test]
+    fn masks_equal_regex() {
+        let res = [
+            (false, compile(O200K).unwrap()),
+            (true, compile(GPT4).unwrap()),
+        ];
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for round in 0..3000 {
+            let len = 1 + rng.below(150);
+            let text = random(&mut rng, len, round % 2 == 0);
+            for (cl, re) in &res {
+                let want: Vec<&[u8]> = re
+                    .find_iter(&text)
+                    .map(|m| m.unwrap().as_str().as_bytes())
+                    .collect();
+                assert_eq!(masked(&text, *cl), want, "cl100k {cl} on {text:?}");
+            }
+        }
+    }
+
+    /// Pieces across every window edge: a fixed tail after a prefix of every length, so that
+    /// each of its boundaries falls on every byte of the window, at the end of the text and
+    /// with text after it; and a non-ASCII byte at every offset.
+    #[test]
+    fn every_window_offset() {
+        let tails = [
+            "it's  don'T\n\n  x.\n\n/y 12345 abc'LL 'd A'vE\r\n\t\tQ.,;  \n",
+            "HTTPServer's camelCase, 1234567; a\t.b  ..c \u{B}x --\n--/ z' ",
+            "x'y's a'b'c 'll'll .\n/\n// \r\r\n\n  \t\n  q",
+        ];
+        for tail in tails {
+            for pre in 0..140 {
+                for filler in ["a", " ", ".", "1", "\n", "\u{E9}"] {
+                    let text = format!("{}{tail}", filler.repeat(pre));
+                    same(&text);
+                    let cut = &text[..text.len() - 3];
+                    same(cut);
+                }
+            }
+        }
+        let base = "The quick brown fox's 12 jumps, over the lazy dog.\n  It's here.";
+        let base = base.repeat(3);
+        for at in 0..base.len() {
+            for wide in ["\u{E9}", "\u{301}", "\u{A0}", "\u{17F}"] {
+                let text = format!("{}{wide}{}", &base[..at], &base[at..]);
+                same(&text);
+            }
+        }
+    }
+}
