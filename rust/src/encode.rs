@@ -49,15 +49,16 @@
 //!   (o200k), where rescanning was 40 % of the merge loop's instructions: 126 M -> 98 M
 //!   instructions in `encode_by_merges`. The heap path instead, from 33 bytes on, was 10 %
 //!   slower.
-//! - Long pieces (>= `LONG_PIECE` bytes) of monotone models (issue 13): a radix heap over the
-//!   24-bit priorities hands out all pairs of the lowest priority at once, merged in one pass
-//!   (runs of (x, x) from their left end), nodes of (token, next, prev) in one array; O(n),
-//!   proved in `long`. 10 MB of one letter or of spaces: 2.1-2.9 s with the heap, about
-//!   0.5-0.6 s now; cachegrind counts 8.0x the instructions for 8x the input (the heap's
-//!   `sift_down` alone: 9.3x; bench/README.md has the figures). Dropped on the
-//!   way: sorting each priority's pairs by position (a radix sort needs one more pass at 10 MB
-//!   than at 1 MB; the argument in `long` shows no order is needed), and three arrays for
-//!   token, next and prev (no measurable change in wall-clock; kept the one array).
+//! - Long pieces (>= `LONG_PIECE` bytes) of monotone models (issue 13): all pairs of the
+//!   lowest priority are handed out at once and merged in one pass (runs of (x, x) from their
+//!   left end), O(n), proved in `long`, whose notes describe the structures and their figures.
+//!   First a radix heap over the 24-bit priorities with 12-byte nodes (10 MB of one letter or
+//!   of spaces: 2.1-2.9 s with the four-ary heap before it, 0.5-0.6 s), now an exact bucket of
+//!   u32 positions per priority and one u32 word per input byte (0.06-0.07 s); cachegrind
+//!   counts 8.0x the instructions for 8x the input (the four-ary heap's `sift_down` alone:
+//!   9.3x; bench/README.md has the figures). Dropped on the way: sorting each priority's pairs
+//!   by position (a radix sort needs one more pass at 10 MB than at 1 MB; the argument in
+//!   `long` shows no order is needed).
 //!   Not monotone (hand-made merge lists, checked once at load): nodes of u32 links and the
 //!   four-ary heap of packed (priority, position) u64, built in place, O(n log n).
 //! - Tried and dropped (slower here): a per-thread direct-mapped memo of recent pair lookups in
