@@ -209,37 +209,6 @@ def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
         yield held
 
 
-# Peak memory that grew with the corpus (issue 11), measured with /proc/self/status on the
-# 2-core machine, o200k, one thread, 16 MiB batches: 157 MB peak RSS at 100 MB of plain text and
-# 181 MB at 262 MB, anonymous memory climbing the whole run; JSON lines 217 -> 235 MB. The cause
-# is glibc's malloc, not bytepair: buffers above 128 KiB are mapped, but the first time one is
-# freed glibc raises its mapping threshold to that size (up to 32 MiB), so every later batch's
-# ids, texts and bytes come from the heap, whose free holes it keeps. With the threshold fixed
-# at 1 MiB (which also turns that adjustment off) large buffers are mapped and unmapped whole:
-# 122 / 130 MB (plain text, 100 / 262 MB) and 198 / 198 MB (JSON lines), and no slower (the
-# faults of a fresh 16 MiB buffer are a few ms against ~0.25 s to encode it). malloc_trim(0)
-# before each batch instead: 177 MB at 262 MB. Done once per process, on glibc only (elsewhere
-# there is no such threshold, or no mallopt to set it with).
-_HEAP_TUNED = False
-
-
-def _map_large_buffers() -> None:
-    global _HEAP_TUNED
-    if _HEAP_TUNED:
-        return
-    _HEAP_TUNED = True
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    M_MMAP_THRESHOLD = -3
-    mallopt(M_MMAP_THRESHOLD, 1 << 20)
-
-
 def encode_units(
     tok: Tokenizer,
     units: list[Unit],
@@ -251,7 +220,6 @@ def encode_units(
     in Rust, before each unit that starts a document or after each that ends one)."""
     from bytepair.arrays import encode_documents
 
-    _map_large_buffers()
     edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
     if units[0].range is not None:  # byte ranges of a large file, read in Rust
         ranges = [u.range for u in units if u.range is not None]
