@@ -35,6 +35,17 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
 - Large plain-text files never pass through Python (``_file_ranges``: Rust reads byte ranges
   cut at independent cuts on the encoding threads). Small text files are read by
   ``sources.documents``, one ``str`` each.
+- Peak memory (issue 11; /proc/self/status, o200k, one thread, plain text, 2-core machine):
+  194 / 236 / 287 MB of peak RSS for 100 MB / 262 MB / 1 GB of input. Nothing of bytepair's
+  grows with the corpus (the piece caches are bounded); glibc's malloc does: after the first
+  large free it raises its mmap threshold (up to 32 MiB), so each batch's texts and ids come
+  from the heap, whose freed holes it keeps. Tried and dropped: the threshold fixed at 1 MiB
+  with ``mallopt`` (large buffers mapped and unmapped whole): 156 / 174 / 189 MB, but every
+  batch then faults in fresh pages (236 k against 89 k page faults at 262 MB) and the run
+  took 1.2x (262 MB: 4.0 / 3.9 s against 3.3 / 3.4 s) to 1.5x (1 GB: 18.0 s against 12.3 s)
+  as long; ``malloc_trim(0)`` before each batch: 177 MB at 262 MB (before the larger piece
+  caches). The fix that keeps both is to reuse the batch buffers (texts read in Rust, ids)
+  across batches instead of allocating them anew.
 - JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
   machine, and a core taken from the encoder on 2 cores): they are now read in Rust
   (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
