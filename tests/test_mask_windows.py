@@ -7,15 +7,13 @@ window) and texts ending inside a whitespace run or a contraction. Each text is 
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
 from tests.interop_texts import reference
+from tests.textfile import text_file
 
 NAMES = ["cl100k_base", "o200k_base"]
 
@@ -49,10 +47,7 @@ def pair(request: pytest.FixtureRequest) -> tuple[bytepair.Tokenizer, object]:
 def test_windows_match_tiktoken(pair: tuple[bytepair.Tokenizer, object], text: str) -> None:
     tok, enc = pair
     want = enc.encode_ordinary(text)  # type: ignore[attr-defined]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "t.txt")
-        with open(path, "wb") as f:
-            f.write(text.encode())
+    with text_file(text) as path:
         for _ in range(2):
             assert tok.encode_ordinary(text) == want
             ids, _offsets = tok.encode_files([path])

@@ -6,15 +6,13 @@ characters next to ASCII ones; each is encoded twice, so that the second pass re
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
 from tests.interop_texts import reference
+from tests.textfile import text_file
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 
@@ -82,10 +80,7 @@ def test_files_ending_right_after_a_piece(pair: tuple[bytepair.Tokenizer, object
     # 8 or 16 bytes at a time past it.
     tok, enc = pair
     want = enc.encode_ordinary(text)  # type: ignore[attr-defined]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "t.txt")
-        with open(path, "wb") as f:
-            f.write(text.encode())
+    with text_file(text) as path:
         for _ in range(2):
             ids, _offsets = tok.encode_files([path])
             assert ids.tolist() == want
