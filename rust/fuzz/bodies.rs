@@ -22,6 +22,16 @@ pub fn pretok(data: &[u8]) {
         let got = pieces(&scanner, text).expect("presets cannot fail");
         assert_eq!(got.concat(), text, "preset pieces lose text");
         assert!(got.iter().all(|p| !p.is_empty()), "empty piece");
+        // The byte walk the encoder takes (bit-mask windows for cl100k and o200k).
+        let mut bytes: Vec<&[u8]> = Vec::new();
+        let walked = scanner.try_for_each_piece_bytes(text, |p| {
+            bytes.push(p);
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        assert!(walked.is_ok(), "presets cannot fail");
+        let same =
+            bytes.len() == got.len() && bytes.iter().zip(&got).all(|(b, g)| *b == g.as_bytes());
+        assert!(same, "the byte walk differs from the scanner on {text:?}");
         // The same pattern, wrapped so that it is not recognised as a preset: the regex path.
         let regex = Pretokenizer::new(Some(&format!("(?:{preset})"))).expect("compiles");
         if let Ok(want) = pieces(&regex, text) {
