@@ -273,8 +273,12 @@ pub fn read_ranges(
             error,
         };
         let mut file = std::fs::File::open(p).map_err(io)?;
+        // Sized once from the file (never from the range alone): growing by doubling left
+        // buffers of many sizes behind in the heap.
+        let len = file.metadata().map_err(io)?.len();
+        let want = end.min(&len).saturating_sub(*start);
         file.seek(SeekFrom::Start(*start)).map_err(io)?;
-        let mut bytes = Vec::new();
+        let mut bytes = Vec::with_capacity(want as usize);
         file.take(end.saturating_sub(*start))
             .read_to_end(&mut bytes)
             .map_err(io)?;

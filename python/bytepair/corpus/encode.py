@@ -36,7 +36,8 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   cut at independent cuts on the encoding threads). Small text files are read by
   ``sources.documents``, one ``str`` each.
 - Peak memory (issue 11; /proc/self/status, o200k, one thread, plain text, 2-core machine):
-  194 / 236 / 287 MB of peak RSS for 100 MB / 262 MB / 1 GB of input. Nothing of bytepair's
+  179 / 211 / 266 MB of peak RSS for 100 MB / 262 MB / 1 GB of input (194 / 236 / 287 before
+  Rust read each byte range into a buffer sized once, not grown by doubling). Nothing of bytepair's
   grows with the corpus (the piece caches are bounded); glibc's malloc does: after the first
   large free it raises its mmap threshold (up to 32 MiB), so each batch's texts and ids come
   from the heap, whose freed holes it keeps. Tried and dropped: the threshold fixed at 1 MiB
