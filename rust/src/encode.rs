@@ -289,18 +289,35 @@ fn head(b: &[u8]) -> u64 {
 /// A 64-bit hash of `b` (whose `head` is given); tables index it by its top bits.
 #[inline(always)]
 fn hash_bytes(b: &[u8], head: u64) -> u64 {
-    let mut h = (head ^ (b.len() as u64).rotate_right(8)).wrapping_mul(K);
+    let mut h = hash_first(head, b.len());
     if b.len() > 8 {
         let mut rest = &b[8..];
         while rest.len() >= 8 {
-            let w = u64::from_le_bytes(rest[..8].try_into().unwrap());
-            h = (h.rotate_left(27) ^ w).wrapping_mul(K);
+            h = hash_next(h, u64::from_le_bytes(rest[..8].try_into().unwrap()));
             rest = &rest[8..];
         }
         if !rest.is_empty() {
-            h = (h.rotate_left(27) ^ self::head(rest)).wrapping_mul(K);
+            h = hash_next(h, self::head(rest));
         }
     }
+    hash_finish(h)
+}
+
+// The steps of `hash_bytes`, shared by `hash_short` and `hash_words`, which compute the same
+// hash from words already at hand: the token table and the piece cache are probed through
+// all three, so they must agree (`hashes_agree`).
+#[inline(always)]
+fn hash_first(head: u64, len: usize) -> u64 {
+    (head ^ (len as u64).rotate_right(8)).wrapping_mul(K)
+}
+
+#[inline(always)]
+fn hash_next(h: u64, word: u64) -> u64 {
+    (h.rotate_left(27) ^ word).wrapping_mul(K)
+}
+
+#[inline(always)]
+fn hash_finish(h: u64) -> u64 {
     h ^ (h >> 29)
 }
 
@@ -308,8 +325,7 @@ fn hash_bytes(b: &[u8], head: u64) -> u64 {
 #[inline(always)]
 fn hash_short(head: u64, len: usize) -> u64 {
     debug_assert!((1..=8).contains(&len));
-    let h = (head ^ (len as u64).rotate_right(8)).wrapping_mul(K);
-    h ^ (h >> 29)
+    hash_finish(hash_first(head, len))
 }
 
 /// The low `n` bytes of a word (`n` in 1..=8).
@@ -324,11 +340,11 @@ fn low_bytes(n: usize) -> u64 {
 #[inline(always)]
 fn hash_words(lo: u64, hi: u64, len: usize) -> u64 {
     debug_assert!((1..=16).contains(&len));
-    let mut h = (lo ^ (len as u64).rotate_right(8)).wrapping_mul(K);
+    let mut h = hash_first(lo, len);
     if len > 8 {
-        h = (h.rotate_left(27) ^ hi).wrapping_mul(K);
+        h = hash_next(h, hi);
     }
-    h ^ (h >> 29)
+    hash_finish(h)
 }
 
 /// The two zero-padded little-endian words of a piece of 1 to 16 bytes.
@@ -2412,6 +2428,25 @@ mod tests {
                         bpe.encode_piece_at(&text, before.len(), piece.len(), c, &mut got);
                         assert_eq!(got, want, "{piece:?} {round} cached");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hashes_agree() {
+        // `hash_short` and `hash_words` are `hash_bytes` from words at hand: a piece found
+        // through one must be found through the others.
+        let text = b"abcdefghijklmnop\xC3\xA9\x00z";
+        for start in 0..4 {
+            for len in 1..=16 {
+                let b = &text[start..start + len];
+                let h = hash_bytes(b, head(b));
+                let (lo, hi) = words16(b);
+                assert_eq!(hash_words(lo, hi, len), h, "{b:?}");
+                assert_eq!(words_at(text, start, len), (lo, hi), "{b:?}");
+                if len <= 8 {
+                    assert_eq!(hash_short(head(b), len), h, "{b:?}");
                 }
             }
         }
