@@ -1,7 +1,7 @@
 //! o200k and cl100k piece boundaries found 64 bytes at a time with bit masks (issue 11, the
 //! warm path). The rules below are o200k's; `scan` says where cl100k's differ.
 //!
-//! From a byte `i` where a piece is known to start, the next 64 bytes are classified with SSE2
+//! From a byte `i` where a piece is known to start, the next 64 bytes are classified (AVX2 or SSE2)
 //! into one `u64` mask per class (bit k: byte `i + k`), and the positions where pieces start are
 //! computed from the masks for the whole window at once; pieces are handed out with
 //! `trailing_zeros` over that mask. The per-piece branches of the scalar scanner (which kind of
