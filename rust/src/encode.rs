@@ -229,6 +229,13 @@
 //!   What a cold pass spends now (`perf`, one pass of `warm.rs`): `encode_by_merges` 22 %, and
 //!   in `encode_piece_at_slow` (21 %) mostly two loads that miss to memory: the short table's
 //!   bucket (half of it) and the 9-to-16-byte token table's slot (a third).
+//!   Tried and dropped: prefetching the short table's bucket before probing the 9-to-16-byte
+//!   token table (the two loads are independent): the cold pass was slower in 5 of 5
+//!   alternating `warm.rs` runs (87/97/83/77/72 against 78/88/80/73/69 MB/s), warm passes no
+//!   different; the short table in transparent huge pages (`madvise`; the kernel gave half of it
+//!   huge pages): warm passes averaged 247 against 241 MB/s over two passes in six alternating
+//!   runs, inside the noise. Not tried: a small per-thread table of the hottest short pieces
+//!   in front of the shared one (most hits would then stay in the core's caches).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
