@@ -22,7 +22,7 @@ pub fn pretok(data: &[u8]) {
         let got = pieces(&scanner, text).expect("presets cannot fail");
         assert_eq!(got.concat(), text, "preset pieces lose text");
         assert!(got.iter().all(|p| !p.is_empty()), "empty piece");
-        // The byte walk the encoder takes (bit-mask windows for cl100k and o200k).
+        // The byte walk the encoder takes (bit-mask windows, `pretok/masks.rs`).
         let mut bytes: Vec<&[u8]> = Vec::new();
         let walked = scanner.try_for_each_piece_bytes(text, |p| {
             bytes.push(p);

@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 #[rustfmt::skip]
 mod tables;
 
-// o200k and cl100k piece boundaries 64 bytes at a time (issue 11).
+// Piece boundaries of the three presets 64 bytes at a time (issue 11).
 mod masks;
 
 /// GPT-2 / r50k_base.
@@ -190,7 +190,7 @@ impl Pretokenizer {
     ) -> Result<ControlFlow<B>> {
         let b = text.as_bytes();
         match &self.kind {
-            Kind::Preset(Preset::Gpt2) => Ok(scan_bytes(b, f, next_gpt2)),
+            Kind::Preset(Preset::Gpt2) => Ok(masks::scan_gpt2(b, f, next_gpt2)),
             Kind::Preset(Preset::Gpt4) => Ok(masks::scan::<true, B>(b, f, next_gpt4)),
             Kind::Preset(Preset::O200k) => Ok(masks::scan::<false, B>(b, f, next_o200k_fast)),
             _ => self.try_for_each_piece(text, |p| f(p.as_bytes())),
@@ -472,7 +472,9 @@ fn scan_o200k_bytes<'t, B>(
     ControlFlow::Continue(())
 }
 
-/// `scan` over bytes (see `Pretokenizer::try_for_each_piece_bytes`).
+/// `scan` over bytes: the scalar walk that `masks::scan` and `masks::scan_gpt2` (what
+/// `Pretokenizer::try_for_each_piece_bytes` takes) are tested against.
+#[cfg(test)]
 #[inline]
 fn scan_bytes<'t, B>(
     b: &'t [u8],

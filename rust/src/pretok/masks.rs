@@ -1,5 +1,6 @@
 //! o200k and cl100k piece boundaries found 64 bytes at a time with bit masks (issue 11, the
-//! warm path). The rules below are o200k's; `scan` says where cl100k's differ.
+//! warm path). The rules below are o200k's; `scan` says where cl100k's differ; GPT-2's (r50k
+//! and gpt2) are in `masks_gpt2.rs`, over the same classes and the same walk (`drive`).
 //!
 //! From a byte `i` where a piece is known to start, the next 64 bytes are classified (AVX2 or SSE2)
 //! into one `u64` mask per class (bit k: byte `i + k`), and the positions where pieces start are
@@ -35,6 +36,11 @@
 //! boundary-rich alphabet, at every offset of the window.
 
 use std::ops::ControlFlow;
+
+// GPT-2's rules over the same windows.
+#[path = "masks_gpt2.rs"]
+mod gpt2;
+pub(super) use gpt2::scan as scan_gpt2;
 
 /// The bytes of a window: classes as masks (bit k: byte k of the window).
 #[derive(Default, Clone, Copy)]
@@ -265,8 +271,20 @@ fn window<const CL100K: bool>(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, 
 #[inline(always)]
 pub(super) fn scan<'t, const CL100K: bool, B>(
     b: &'t [u8],
+    f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> ControlFlow<B> {
+    drive(b, f, scalar, window::<CL100K>)
+}
+
+/// The walk over the windows of `b`, for the rules of one preset: `window(w, n, ends_text)`
+/// as `window` above, `scalar(b, i)` the end of the piece at `i`.
+#[inline(always)]
+fn drive<'t, B>(
+    b: &'t [u8],
     mut f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
     scalar: impl Fn(&[u8], usize) -> usize,
+    window: impl Fn(&[u8; 64], usize, bool) -> (u64, bool),
 ) -> ControlFlow<B> {
     let mut i = 0;
     let mut pad = [0u8; 64];
@@ -280,7 +298,7 @@ pub(super) fn scan<'t, const CL100K: bool, B>(
                 &pad
             }
         };
-        let (mut starts, last) = window::<CL100K>(w, n, i + n == b.len());
+        let (mut starts, last) = window(w, n, i + n == b.len());
         let mut p = i;
         while starts != 0 {
             let e = i + starts.trailing_zeros() as usize;
@@ -313,45 +331,48 @@ pub(super) fn scan<'t, const CL100K: bool, B>(
 mod tests {
     use super::*;
     use crate::pretok::{
-        compile, next_gpt4, next_o200k_fast, scan_bytes, scan_o200k_bytes, GPT4, O200K,
+        compile, next_gpt2, next_gpt4, next_o200k_fast, scan_bytes, scan_o200k_bytes, Preset,
+        GPT2, GPT4, O200K,
     };
 
-    /// The pieces of the mask path: cl100k's rules with `cl`, else o200k's.
-    fn masked(text: &str, cl: bool) -> Vec<&[u8]> {
+    const PRESETS: [Preset; 3] = [Preset::O200k, Preset::Gpt4, Preset::Gpt2];
+
+    /// The pieces of the mask path with the rules of `preset`.
+    fn masked(text: &str, preset: Preset) -> Vec<&[u8]> {
         let mut out = Vec::new();
         let push = |p| {
             out.push(p);
             ControlFlow::<()>::Continue(())
         };
-        let _ = if cl {
-            scan::<true, ()>(text.as_bytes(), push, next_gpt4)
-        } else {
-            scan::<false, ()>(text.as_bytes(), push, next_o200k_fast)
+        let _ = match preset {
+            Preset::Gpt4 => scan::<true, ()>(text.as_bytes(), push, next_gpt4),
+            Preset::O200k => scan::<false, ()>(text.as_bytes(), push, next_o200k_fast),
+            Preset::Gpt2 => scan_gpt2::<()>(text.as_bytes(), push, next_gpt2),
         };
         out
     }
 
     /// The pieces of the scalar scanners (tested against the regex in `pretok`).
-    fn scalar(text: &str, cl: bool) -> Vec<&[u8]> {
+    fn scalar(text: &str, preset: Preset) -> Vec<&[u8]> {
         let mut out = Vec::new();
         let push = |p| {
             out.push(p);
             ControlFlow::<()>::Continue(())
         };
-        let _ = if cl {
-            scan_bytes(text.as_bytes(), push, next_gpt4)
-        } else {
-            scan_o200k_bytes(text.as_bytes(), push)
+        let _ = match preset {
+            Preset::Gpt4 => scan_bytes(text.as_bytes(), push, next_gpt4),
+            Preset::O200k => scan_o200k_bytes(text.as_bytes(), push),
+            Preset::Gpt2 => scan_bytes(text.as_bytes(), push, next_gpt2),
         };
         out
     }
 
     fn same(text: &str) {
-        for cl in [false, true] {
+        for preset in PRESETS {
             assert_eq!(
-                masked(text, cl),
-                scalar(text, cl),
-                "cl100k {cl} on {text:?}"
+                masked(text, preset),
+                scalar(text, preset),
+                "{preset:?} on {text:?}"
             );
         }
     }
@@ -371,7 +392,8 @@ mod tests {
     /// space, a digit, the long s that is a contraction letter).
     const ATOMS: &[&str] = &[
         "a", "A", "1", " ", " ", "'", "\n", "\r", "\t", ".", ",", "/", "s", "S", "t", "T", "l",
-        "L", "e", "r", "v", "d", "m", "x", "Z", "0", "\u{B}", "\u{1}", "\u{7F}", "-",
+        "L", "e", "r", "v", "d", "m", "x", "Z", "0", "\u{B}", "\u{1}", "\u{7F}", "-", "'ll",
+        "'re", "'ve", "  ",
     ];
     const WIDE: &[&str] = &[
         "\u{E9}", "\u{301}", "\u{A0}", "\u{663}", "\u{17F}", "\u{4F60}",
@@ -448,19 +470,20 @@ mod tests {
     #[test]
     fn masks_equal_regex() {
         let res = [
-            (false, compile(O200K).unwrap()),
-            (true, compile(GPT4).unwrap()),
+            (Preset::O200k, compile(O200K).unwrap()),
+            (Preset::Gpt4, compile(GPT4).unwrap()),
+            (Preset::Gpt2, compile(GPT2).unwrap()),
         ];
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for round in 0..3000 {
             let len = 1 + rng.below(150);
             let text = random(&mut rng, len, round % 2 == 0);
-            for (cl, re) in &res {
+            for (preset, re) in &res {
                 let want: Vec<&[u8]> = re
                     .find_iter(&text)
                     .map(|m| m.unwrap().as_str().as_bytes())
                     .collect();
-                assert_eq!(masked(&text, *cl), want, "cl100k {cl} on {text:?}");
+                assert_eq!(masked(&text, *preset), want, "{preset:?} on {text:?}");
             }
         }
     }
@@ -474,6 +497,7 @@ mod tests {
             "it's  don'T\n\n  x.\n\n/y 12345 abc'LL 'd A'vE\r\n\t\tQ.,;  \n",
             "HTTPServer's camelCase, 1234567; a\t.b  ..c \u{B}x --\n--/ z' ",
             "x'y's a'b'c 'll'll .\n/\n// \r\r\n\n  \t\n  q",
+            "we'll 1'r 2're\t'Ve 've.'s  \t\t  x'S 12345678901234 ..  \n\n\n a\n'd's''t\u{B} ",
         ];
         for tail in tails {
             for pre in 0..140 {
