@@ -42,9 +42,12 @@ use std::ops::ControlFlow;
 mod gpt2;
 pub(super) use gpt2::scan as scan_gpt2;
 
-/// The bytes of a window: classes as masks (bit k: byte k of the window).
+/// The bytes of a window: classes as masks (bit k: byte k of the window). `classify::<true>`
+/// fills all of them but `letter`; `classify::<false>` (GPT-2's, which tells neither case nor
+/// newlines apart) only `letter`, `digit`, `space`, `ws`, `quote` and `high`.
 #[derive(Default, Clone, Copy)]
 struct Classes {
+    letter: u64,
     lower: u64,
     upper: u64,
     digit: u64,
@@ -57,42 +60,48 @@ struct Classes {
 }
 
 /// The classes of a window: AVX2 where the CPU has it (half the instructions of SSE2), else
-/// SSE2 (part of every x86_64).
+/// SSE2 (part of every x86_64). `ALL`: every class, else GPT-2's (see `Classes`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn classify(w: &[u8; 64]) -> Classes {
+fn classify<const ALL: bool>(w: &[u8; 64]) -> Classes {
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { classify_avx2(w) }
+        unsafe { classify_avx2::<ALL>(w) }
     } else {
-        classify_sse2(w)
+        classify_sse2::<ALL>(w)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn classify_avx2(w: &[u8; 64]) -> Classes {
+unsafe fn classify_avx2<const ALL: bool>(w: &[u8; 64]) -> Classes {
     use std::arch::x86_64::*;
     let mut c = Classes::default();
     for k in 0..2 {
         // SAFETY: an unaligned load of 32 bytes inside `w`.
         let v = unsafe { _mm256_loadu_si256(w.as_ptr().add(32 * k) as *const __m256i) };
-        // Unsigned `lo <= v < lo + len`: shift the range to start at -128, compare signed.
-        let range = |lo: u8, len: u8| {
-            let x = _mm256_add_epi8(v, _mm256_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+        // Unsigned `lo <= x < lo + len`: shift the range to start at -128, compare signed.
+        let range = |x: __m256i, lo: u8, len: u8| {
+            let x = _mm256_add_epi8(x, _mm256_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
             _mm256_cmpgt_epi8(_mm256_set1_epi8((0x80u8 + len) as i8), x)
         };
         let eq = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
         let bits = |m: __m256i| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * k);
         let space = eq(b' ');
-        c.lower |= bits(range(b'a', 26));
-        c.upper |= bits(range(b'A', 26));
-        c.digit |= bits(range(b'0', 10));
+        if ALL {
+            c.lower |= bits(range(v, b'a', 26));
+            c.upper |= bits(range(v, b'A', 26));
+            c.nl |= bits(_mm256_or_si256(eq(b'\n'), eq(b'\r')));
+            c.slash |= bits(eq(b'/'));
+        } else {
+            // `x | 0x20` is a lowercase letter for exactly the ASCII letters.
+            let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+            c.letter |= bits(range(folded, b'a', 26));
+        }
+        c.digit |= bits(range(v, b'0', 10));
         c.space |= bits(space);
-        c.ws |= bits(_mm256_or_si256(space, range(9, 5)));
-        c.nl |= bits(_mm256_or_si256(eq(b'\n'), eq(b'\r')));
+        c.ws |= bits(_mm256_or_si256(space, range(v, 9, 5)));
         c.quote |= bits(eq(b'\''));
-        c.slash |= bits(eq(b'/'));
         c.high |= bits(v);
     }
     c
@@ -100,7 +109,7 @@ unsafe fn classify_avx2(w: &[u8; 64]) -> Classes {
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn classify_sse2(w: &[u8; 64]) -> Classes {
+fn classify_sse2<const ALL: bool>(w: &[u8; 64]) -> Classes {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of the x86_64 baseline; the loads are unaligned loads of 16 bytes
     // inside `w`.
@@ -108,22 +117,28 @@ fn classify_sse2(w: &[u8; 64]) -> Classes {
         let mut c = Classes::default();
         for k in 0..4 {
             let v = _mm_loadu_si128(w.as_ptr().add(16 * k) as *const __m128i);
-            // Unsigned `lo <= v < lo + len`: shift the range to start at -128, compare signed.
-            let range = |lo: u8, len: u8| {
-                let x = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+            // Unsigned `lo <= x < lo + len`: shift the range to start at -128, compare signed.
+            let range = |x: __m128i, lo: u8, len: u8| {
+                let x = _mm_add_epi8(x, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
                 _mm_cmplt_epi8(x, _mm_set1_epi8((0x80u8 + len) as i8))
             };
             let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
             let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 as u64) << (16 * k);
             let space = eq(b' ');
-            c.lower |= bits(range(b'a', 26));
-            c.upper |= bits(range(b'A', 26));
-            c.digit |= bits(range(b'0', 10));
+            if ALL {
+                c.lower |= bits(range(v, b'a', 26));
+                c.upper |= bits(range(v, b'A', 26));
+                c.nl |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
+                c.slash |= bits(eq(b'/'));
+            } else {
+                // `x | 0x20` is a lowercase letter for exactly the ASCII letters.
+                let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+                c.letter |= bits(range(folded, b'a', 26));
+            }
+            c.digit |= bits(range(v, b'0', 10));
             c.space |= bits(space);
-            c.ws |= bits(_mm_or_si128(space, range(9, 5)));
-            c.nl |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
+            c.ws |= bits(_mm_or_si128(space, range(v, 9, 5)));
             c.quote |= bits(eq(b'\''));
-            c.slash |= bits(eq(b'/'));
             c.high |= bits(v);
         }
         c
@@ -132,19 +147,23 @@ fn classify_sse2(w: &[u8; 64]) -> Classes {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn classify(w: &[u8; 64]) -> Classes {
+fn classify<const ALL: bool>(w: &[u8; 64]) -> Classes {
     let mut c = Classes::default();
     for (k, &x) in w.iter().enumerate() {
         let bit = 1u64 << k;
         let set = |m: &mut u64, yes: bool| *m |= if yes { bit } else { 0 };
-        set(&mut c.lower, x.is_ascii_lowercase());
-        set(&mut c.upper, x.is_ascii_uppercase());
+        if ALL {
+            set(&mut c.lower, x.is_ascii_lowercase());
+            set(&mut c.upper, x.is_ascii_uppercase());
+            set(&mut c.nl, x == b'\n' || x == b'\r');
+            set(&mut c.slash, x == b'/');
+        } else {
+            set(&mut c.letter, x.is_ascii_alphabetic());
+        }
         set(&mut c.digit, x.is_ascii_digit());
         set(&mut c.space, x == b' ');
         set(&mut c.ws, x == b' ' || (9..=13).contains(&x));
-        set(&mut c.nl, x == b'\n' || x == b'\r');
         set(&mut c.quote, x == b'\'');
-        set(&mut c.slash, x == b'/');
         set(&mut c.high, x >= 0x80);
     }
     c
@@ -179,7 +198,7 @@ fn low_bits(n: usize) -> u64 {
 /// `CL100K`: cl100k's rules (see `scan`), else o200k's.
 #[inline(always)]
 fn window<const CL100K: bool>(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
-    let c = classify(w);
+    let c = classify::<true>(w);
     let letter = c.lower | c.upper;
     let spt = c.ws & !c.nl;
     let slash_after_nl = if CL100K { 0 } else { c.slash & (c.nl << 1) };
@@ -411,6 +430,65 @@ mod tests {
             .collect()
     }
 
+    fn fields(c: &Classes) -> [u64; 10] {
+        [
+            c.letter, c.lower, c.upper, c.digit, c.space, c.ws, c.nl, c.quote, c.slash, c.high,
+        ]
+    }
+
+    /// Both instruction sets agree, GPT-2's classes are the full set's, and the classes are
+    /// the pre-tokenizer's table's.
+    fn check_classes<const ALL: bool>(w: &[u8; 64], x: u8) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let sse2 = classify_sse2::<ALL>(w);
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                let avx2 = unsafe { classify_avx2::<ALL>(w) };
+                assert_eq!(fields(&avx2), fields(&sse2), "{x}");
+            }
+        }
+        let c = classify::<ALL>(w);
+        let all = classify::<true>(w);
+        // `letter` is GPT-2's only (the full set has `lower | upper`).
+        let letter = if ALL { c.lower | c.upper } else { c.letter };
+        for (m, full) in [
+            (letter, all.lower | all.upper),
+            (c.digit, all.digit),
+            (c.space, all.space),
+            (c.ws, all.ws),
+            (c.quote, all.quote),
+            (c.high, all.high),
+        ] {
+            assert_eq!(m, full, "{x}");
+        }
+        let has = |m: u64| {
+            assert_eq!(m >> 5 & 1, m >> 40 & 1, "{x}");
+            m & (1 << 5) != 0
+        };
+        assert_eq!(has(c.high), x >= 0x80, "{x}");
+        assert_eq!(has(c.quote), x == b'\'', "{x}");
+        assert_eq!(has(c.space), x == b' ', "{x}");
+        if x < 0x80 {
+            let k = super::super::tables::ASCII[x as usize];
+            assert_eq!(has(letter), k & super::super::L != 0, "{x}");
+            assert_eq!(has(c.digit), k & super::super::N != 0, "{x}");
+            assert_eq!(has(c.ws), k & super::super::WS != 0, "{x}");
+            if ALL {
+                assert_eq!(c.letter, 0, "{x}");
+                assert_eq!(
+                    has(c.upper),
+                    k & super::super::L != 0 && k & super::super::UP != 0
+                );
+                assert_eq!(has(c.nl), k & super::super::NL != 0, "{x}");
+                assert_eq!(has(c.slash), x == b'/', "{x}");
+            }
+        }
+        for k in [0usize, 4, 6, 39, 41, 63] {
+            assert_eq!(((letter | c.digit | c.ws | c.high) >> k) & 1, 0);
+        }
+    }
+
     #[test]
     fn classes_match_the_table() {
         for x in 0..=255u8 {
@@ -418,42 +496,8 @@ mod tests {
             let mut w = [0u8; 64];
             w[5] = x;
             w[40] = x;
-            #[cfg(target_arch = "x86_64")]
-            {
-                let sse2 = classify_sse2(&w);
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2.
-                    let avx2 = unsafe { classify_avx2(&w) };
-                    assert_eq!(
-                        [avx2.lower, avx2.upper, avx2.digit, avx2.space, avx2.ws, avx2.nl],
-                        [sse2.lower, sse2.upper, sse2.digit, sse2.space, sse2.ws, sse2.nl]
-                    );
-                    assert_eq!(
-                        [avx2.quote, avx2.slash, avx2.high],
-                        [sse2.quote, sse2.slash, sse2.high]
-                    );
-                }
-            }
-            let c = classify(&w);
-            let has = |m: u64| {
-                assert_eq!(m >> 5 & 1, m >> 40 & 1, "{x}");
-                m & (1 << 5) != 0
-            };
-            assert_eq!(has(c.high), x >= 0x80, "{x}");
-            if x < 0x80 {
-                let k = super::super::tables::ASCII[x as usize];
-                assert_eq!(has(c.lower | c.upper), k & super::super::L != 0, "{x}");
-                assert_eq!(
-                    has(c.upper),
-                    k & super::super::L != 0 && k & super::super::UP != 0
-                );
-                assert_eq!(has(c.digit), k & super::super::N != 0, "{x}");
-                assert_eq!(has(c.ws), k & super::super::WS != 0, "{x}");
-                assert_eq!(has(c.nl), k & super::super::NL != 0, "{x}");
-            }
-            for k in [0usize, 4, 6, 39, 41, 63] {
-                assert_eq!(((c.lower | c.upper | c.digit | c.ws | c.high) >> k) & 1, 0);
-            }
+            check_classes::<true>(&w, x);
+            check_classes::<false>(&w, x);
         }
     }
 

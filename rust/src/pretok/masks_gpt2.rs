@@ -40,10 +40,10 @@ fn contraction(w: &[u8; 64], n: usize, p: usize) -> usize {
 /// them for o200k and cl100k.
 #[inline(always)]
 fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
-    let c = classify(w);
+    let c = classify::<false>(w);
     let cut = (c.high.trailing_zeros() as usize).min(n);
     let valid = low_bits(cut);
-    let letter = (c.lower | c.upper) & valid;
+    let letter = c.letter & valid;
     let digit = c.digit & valid;
     let space = c.space & valid;
     let ws = c.ws & valid;
