@@ -27,8 +27,7 @@
 //! k short pieces that are not one token) behaved like LRU on a cyclic scan and lost a third of
 //! them on every pass.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
 use super::Rank;
 
@@ -67,34 +66,78 @@ fn len_of(tail: u64) -> u64 {
     (tail >> LEN_SHIFT) & 31
 }
 
-/// The buckets, from zeroed memory (empty slots), whose pages are touched only as slots are
-/// written (filling 32 MiB with `Default` would take all of it at once).
-fn zeroed_buckets() -> Box<[Bucket]> {
-    let n = 1usize << BUCKET_BITS;
-    let layout = std::alloc::Layout::array::<Bucket>(n).expect("a fixed, small size");
-    // SAFETY: the layout has a nonzero size; `Bucket` is atomics only, for which all-zero
-    // bytes are a valid value; the box frees the memory with the same layout (that of
-    // `[Bucket]` of length `n`).
-    unsafe {
-        let p = std::alloc::alloc_zeroed(layout).cast::<Bucket>();
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
+const BUCKETS: usize = 1 << BUCKET_BITS;
+
+fn layout() -> std::alloc::Layout {
+    std::alloc::Layout::array::<Bucket>(BUCKETS).expect("a fixed, small size")
+}
+
+/// The table's buckets, allocated on first insert from zeroed memory (empty slots), whose pages
+/// are touched only as slots are written (filling 32 MiB with `Default` would take all of it at
+/// once). Installed with a compare-and-swap, not a `OnceLock`: a thread that forks while
+/// another is initializing would leave the child's `OnceLock` waiting forever.
+#[derive(Debug)]
+pub(super) struct ShortTable {
+    buckets: AtomicPtr<Bucket>,
+}
+
+impl Default for ShortTable {
+    fn default() -> Self {
+        ShortTable {
+            buckets: AtomicPtr::new(std::ptr::null_mut()),
         }
-        Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n))
     }
 }
 
-#[derive(Debug, Default)]
-pub(super) struct ShortTable {
-    buckets: OnceLock<Box<[Bucket]>>,
+impl Drop for ShortTable {
+    fn drop(&mut self) {
+        let p = *self.buckets.get_mut();
+        if !p.is_null() {
+            // SAFETY: `p` came from `alloc_zeroed` with this layout, and nothing else frees it.
+            unsafe { std::alloc::dealloc(p.cast(), layout()) }
+        }
+    }
 }
 
 impl ShortTable {
+    /// The buckets, if allocated.
+    #[inline(always)]
+    fn buckets(&self) -> Option<&[Bucket]> {
+        let p = self.buckets.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer is an allocation of `BUCKETS` zeroed (valid) buckets,
+        // freed only when the table is dropped.
+        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, BUCKETS) })
+    }
+
+    /// The buckets, allocated now if they were not.
+    fn buckets_or_alloc(&self) -> &[Bucket] {
+        if let Some(b) = self.buckets() {
+            return b;
+        }
+        let layout = layout();
+        // SAFETY: the layout has a nonzero size; all-zero bytes are valid buckets (atomics).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Bucket>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let null = std::ptr::null_mut();
+        if let Err(other) =
+            self.buckets
+                .compare_exchange(null, p, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // Another thread allocated them first: use its buckets.
+            // SAFETY: `p` is ours, from `alloc_zeroed` with this layout, and never shared.
+            unsafe { std::alloc::dealloc(p.cast(), layout) };
+            debug_assert!(!other.is_null());
+        }
+        self.buckets().expect("just installed")
+    }
+
     /// The ids of the piece whose words are `lo`, `hi` and length `len` (1 to 16), whose
     /// `hash_bytes` is `h`, and how many there are.
     #[inline(always)]
     pub(super) fn get(&self, lo: u64, hi: u64, len: usize, h: u64) -> Option<([Rank; 3], usize)> {
-        let buckets = self.buckets.get()?;
+        let buckets = self.buckets()?;
         let bucket = &buckets[(h >> (64 - BUCKET_BITS)) as usize];
         for s in &bucket.0 {
             let tail = s.tail.load(Ordering::Acquire);
@@ -121,7 +164,7 @@ impl ShortTable {
     /// in place of one of the others (which one: `victim`, any number).
     pub(super) fn insert(&self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank], victim: usize) {
         debug_assert!((1..=MAX_LEN).contains(&len) && (1..=MAX_IDS).contains(&ids.len()));
-        let buckets = self.buckets.get_or_init(zeroed_buckets);
+        let buckets = self.buckets_or_alloc();
         let bucket = &buckets[(h >> (64 - BUCKET_BITS)) as usize];
         let tails = bucket.0.each_ref().map(|s| s.tail.load(Ordering::Relaxed));
         let way = tails
@@ -153,7 +196,7 @@ impl ShortTable {
     /// Empties the table (slots being written are left to their writers). Versions are kept,
     /// so a reader that started before never takes a later write for the one it read.
     pub(super) fn clear(&self) {
-        let Some(buckets) = self.buckets.get() else {
+        let Some(buckets) = self.buckets() else {
             return;
         };
         let keep = !(u64::MAX >> (64 - VERSION_SHIFT));
