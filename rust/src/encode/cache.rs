@@ -5,12 +5,13 @@
 //! and ids inline, reads without a lock. The others (pieces of 17 to 127 bytes, or of more than
 //! 3 ids: 12 % of the lookups on the bench mix, 800 k in 262 MB) are in `STRIPES` tables chosen
 //! by the piece's hash, each behind its own lock (uncontended, a lock is two atomic operations,
-//! small against the lookup and a merge's worth of work it saves), each in two generations:
+//! small against the lookup and a merge's worth of work it saves; a stripe held by another
+//! thread is skipped, never waited for), each in two generations:
 //! pieces go into the young one; when it is full, the old one is emptied and becomes the young
 //! one, and a piece found in the old one is copied into the young one, so pieces in use
 //! survive. A table is one u64 slot per entry into an arena of keys and ids.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use super::{short, words16, Rank};
 
@@ -216,7 +217,10 @@ impl PieceCache {
 
     /// `get_into` in the long pieces' tables only.
     pub(super) fn get_long(&self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
-        self.stripe(h).get_into(piece, head, h, out)
+        match self.stripe(h) {
+            Some(mut stripe) => stripe.get_into(piece, head, h, out),
+            None => false,
+        }
     }
 
     /// Adds `piece`, whose hash is `h` and ids `out[start..]`.
@@ -229,25 +233,40 @@ impl PieceCache {
             self.short.insert(lo, hi, piece.len(), h, ids, victim);
             return;
         }
-        self.stripe(h).insert(piece, h, ids);
+        if let Some(mut stripe) = self.stripe(h) {
+            stripe.insert(piece, h, ids);
+        }
     }
 
-    fn stripe(&self, h: u64) -> MutexGuard<'_, Stripe> {
-        let m = &self.stripes[(h >> 16) as usize % STRIPES];
-        // A panic while a stripe was held: start it afresh (the cache changes speed, never ids).
-        m.lock().unwrap_or_else(|p| {
-            m.clear_poison();
-            let mut g = p.into_inner();
-            *g = Stripe::default();
-            g
-        })
+    /// The stripe of hash `h`, or `None` while another thread holds it: then the piece is
+    /// merged, or not added (a stripe is held for one lookup or insert; never waiting for one
+    /// also means no wait forever in a child forked while a thread of its parent held one).
+    fn stripe(&self, h: u64) -> Option<MutexGuard<'_, Stripe>> {
+        self.lock_stripe((h >> 16) as usize % STRIPES)
     }
 
-    /// Empties the cache.
+    fn lock_stripe(&self, i: usize) -> Option<MutexGuard<'_, Stripe>> {
+        let m = &self.stripes[i];
+        match m.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(p)) => {
+                // A panic while the stripe was held: start it afresh (speed, never ids).
+                m.clear_poison();
+                let mut guard = p.into_inner();
+                *guard = Stripe::default();
+                Some(guard)
+            }
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Empties the cache (a stripe in use by another thread at that moment is left as it is).
     pub(super) fn clear(&self) {
         self.short.clear();
         for i in 0..STRIPES {
-            *self.stripe((i as u64) << 16) = Stripe::default();
+            if let Some(mut stripe) = self.lock_stripe(i) {
+                *stripe = Stripe::default();
+            }
         }
     }
 }
@@ -280,6 +299,27 @@ mod tests {
         }
         let k = key(0);
         assert!(!stripe.get_into(&k, head(&k), hash(&k), &mut Vec::new()));
+    }
+
+    #[test]
+    fn a_stripe_in_use_is_skipped_not_waited_for() {
+        let cache = PieceCache::default();
+        let piece = b"a piece longer than 16 bytes";
+        let h = hash(piece);
+        cache.insert(piece, h, 0, &[1, 2]);
+        let held = cache.stripe(h).unwrap();
+        // Another thread holds the stripe: a lookup misses and an insert does nothing, at once.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                assert!(!cache.get_into(piece, head(piece), h, &mut Vec::new()));
+                cache.insert(b"another piece longer than 16", h, 0, &[3]);
+                cache.clear();
+            });
+        });
+        drop(held);
+        let mut out = Vec::new();
+        assert!(cache.get_into(piece, head(piece), h, &mut out));
+        assert_eq!(out, [1, 2]);
     }
 
     #[test]

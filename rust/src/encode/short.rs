@@ -27,8 +27,7 @@
 //! k short pieces that are not one token) behaved like LRU on a cyclic scan and lost a third of
 //! them on every pass.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
 use super::Rank;
 
@@ -67,34 +66,92 @@ fn len_of(tail: u64) -> u64 {
     (tail >> LEN_SHIFT) & 31
 }
 
-/// The buckets, from zeroed memory (empty slots), whose pages are touched only as slots are
-/// written (filling 32 MiB with `Default` would take all of it at once).
-fn zeroed_buckets() -> Box<[Bucket]> {
-    let n = 1usize << BUCKET_BITS;
-    let layout = std::alloc::Layout::array::<Bucket>(n).expect("a fixed, small size");
-    // SAFETY: the layout has a nonzero size; `Bucket` is atomics only, for which all-zero
-    // bytes are a valid value; the box frees the memory with the same layout (that of
-    // `[Bucket]` of length `n`).
-    unsafe {
-        let p = std::alloc::alloc_zeroed(layout).cast::<Bucket>();
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
+const BUCKETS: usize = 1 << BUCKET_BITS;
+
+/// The memory of the buckets, and room to align them: asked for with the alignment of
+/// `malloc` so that it comes from `calloc` (a large one is fresh zero pages from the kernel,
+/// touched only as slots are written). With the buckets' own alignment (128), Rust's
+/// allocator would have filled all 32 MiB with zeros at once (a 20x slower fuzz body, 32 MiB
+/// of RSS for any encoder that caches one piece).
+fn layout() -> std::alloc::Layout {
+    let size = BUCKETS * std::mem::size_of::<Bucket>() + std::mem::align_of::<Bucket>();
+    std::alloc::Layout::from_size_align(size, 16).expect("a fixed, small size")
+}
+
+/// The table's buckets, allocated on first insert (see `layout`), zeroed (empty slots).
+/// Installed with a compare-and-swap, not a `OnceLock`: a thread that forks while another is
+/// initializing would leave the child's `OnceLock` waiting forever.
+#[derive(Debug)]
+pub(super) struct ShortTable {
+    /// The buckets (aligned), or null.
+    buckets: AtomicPtr<Bucket>,
+    /// The allocation they are in, for `Drop`.
+    memory: AtomicPtr<u8>,
+}
+
+impl Default for ShortTable {
+    fn default() -> Self {
+        ShortTable {
+            buckets: AtomicPtr::new(std::ptr::null_mut()),
+            memory: AtomicPtr::new(std::ptr::null_mut()),
         }
-        Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n))
     }
 }
 
-#[derive(Debug, Default)]
-pub(super) struct ShortTable {
-    buckets: OnceLock<Box<[Bucket]>>,
+impl Drop for ShortTable {
+    fn drop(&mut self) {
+        let p = *self.memory.get_mut();
+        if !p.is_null() {
+            // SAFETY: `p` came from `alloc_zeroed` with this layout, and nothing else frees it.
+            unsafe { std::alloc::dealloc(p, layout()) }
+        }
+    }
 }
 
 impl ShortTable {
+    /// The buckets, if allocated.
+    #[inline(always)]
+    fn buckets(&self) -> Option<&[Bucket]> {
+        let p = self.buckets.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer is an allocation of `BUCKETS` zeroed (valid) buckets,
+        // freed only when the table is dropped.
+        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, BUCKETS) })
+    }
+
+    /// The buckets, allocated now if they were not.
+    fn buckets_or_alloc(&self) -> &[Bucket] {
+        if let Some(b) = self.buckets() {
+            return b;
+        }
+        let layout = layout();
+        // SAFETY: the layout has a nonzero size.
+        let memory = unsafe { std::alloc::alloc_zeroed(layout) };
+        if memory.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let skip = memory.align_offset(std::mem::align_of::<Bucket>());
+        // SAFETY: `skip` is less than the alignment, which the layout has room for after the
+        // buckets; all-zero bytes are valid buckets (atomics).
+        let p = unsafe { memory.add(skip) }.cast::<Bucket>();
+        let null = std::ptr::null_mut();
+        match self
+            .buckets
+            .compare_exchange(null, p, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // Only the thread that installed the buckets writes `memory` (read by `Drop`).
+            Ok(_) => self.memory.store(memory, Ordering::Release),
+            // Another thread allocated them first: use its buckets.
+            // SAFETY: `memory` is ours, from `alloc_zeroed` with this layout, never shared.
+            Err(_) => unsafe { std::alloc::dealloc(memory, layout) },
+        }
+        self.buckets().expect("just installed")
+    }
+
     /// The ids of the piece whose words are `lo`, `hi` and length `len` (1 to 16), whose
     /// `hash_bytes` is `h`, and how many there are.
     #[inline(always)]
     pub(super) fn get(&self, lo: u64, hi: u64, len: usize, h: u64) -> Option<([Rank; 3], usize)> {
-        let buckets = self.buckets.get()?;
+        let buckets = self.buckets()?;
         let bucket = &buckets[(h >> (64 - BUCKET_BITS)) as usize];
         for s in &bucket.0 {
             let tail = s.tail.load(Ordering::Acquire);
@@ -121,7 +178,7 @@ impl ShortTable {
     /// in place of one of the others (which one: `victim`, any number).
     pub(super) fn insert(&self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank], victim: usize) {
         debug_assert!((1..=MAX_LEN).contains(&len) && (1..=MAX_IDS).contains(&ids.len()));
-        let buckets = self.buckets.get_or_init(zeroed_buckets);
+        let buckets = self.buckets_or_alloc();
         let bucket = &buckets[(h >> (64 - BUCKET_BITS)) as usize];
         let tails = bucket.0.each_ref().map(|s| s.tail.load(Ordering::Relaxed));
         let way = tails
@@ -153,7 +210,7 @@ impl ShortTable {
     /// Empties the table (slots being written are left to their writers). Versions are kept,
     /// so a reader that started before never takes a later write for the one it read.
     pub(super) fn clear(&self) {
-        let Some(buckets) = self.buckets.get() else {
+        let Some(buckets) = self.buckets() else {
             return;
         };
         let keep = !(u64::MAX >> (64 - VERSION_SHIFT));
