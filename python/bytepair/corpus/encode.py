@@ -36,17 +36,22 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   cut at independent cuts on the encoding threads). Small text files are read by
   ``sources.documents``, one ``str`` each.
 - Peak memory (issue 11; /proc/self/status, o200k, one thread, plain text, 2-core machine):
-  179 / 211 / 266 MB of peak RSS for 100 MB / 262 MB / 1 GB of input (194 / 236 / 287 before
-  Rust read each byte range into a buffer sized once, not grown by doubling). Nothing of bytepair's
-  grows with the corpus (the piece caches are bounded); glibc's malloc does: after the first
-  large free it raises its mmap threshold (up to 32 MiB), so each batch's texts and ids come
-  from the heap, whose freed holes it keeps. Tried and dropped: the threshold fixed at 1 MiB
-  with ``mallopt`` (large buffers mapped and unmapped whole): 156 / 174 / 189 MB, but every
-  batch then faults in fresh pages (236 k against 89 k page faults at 262 MB) and the run
-  took 1.2x (262 MB: 4.0 / 3.9 s against 3.3 / 3.4 s) to 1.5x (1 GB: 18.0 s against 12.3 s)
-  as long; ``malloc_trim(0)`` before each batch: 177 MB at 262 MB (before the larger piece
-  caches). The fix that keeps both is to reuse the batch buffers (texts read in Rust, ids)
-  across batches instead of allocating them anew.
+  179 / 210 / 266 MB of peak RSS for 100 MB / 262 MB / 1 GB of input (194 / 236 / 287 before
+  Rust read each byte range into a buffer sized once, not grown by doubling). Nothing of
+  bytepair's grew with the corpus (the piece caches are bounded); glibc's malloc did: after the
+  first large free it raises its mmap threshold (up to 32 MiB), so each batch's texts and ids
+  came from the heap, whose freed holes it kept. Tried and dropped: the threshold fixed at
+  1 MiB with ``mallopt`` (large buffers mapped and unmapped whole): 156 / 174 / 189 MB, but
+  every batch then faults in fresh pages (236 k against 89 k page faults at 262 MB) and the
+  run took 1.2x (262 MB: 4.0 / 3.9 s against 3.3 / 3.4 s) to 1.5x (1 GB: 18.0 s against
+  12.3 s) as long; ``malloc_trim(0)`` before each batch: 177 MB at 262 MB (before the larger
+  piece caches). Now the batch buffers are reused (``Batches``, ``_core.BatchEncoder``): the
+  texts Rust reads, the id buffers (one per group of work, ``arrays.rs``) and two output
+  ``bytearray`` slots taken in turn (one being written to shards, one being encoded into)
+  keep the size of the largest batch: 167 / 199 / 199 MB, page faults 66 k / 81 k / 101 k ->
+  46 k / 54 k / 55 k. Part of it (about 210 -> 230 MB with reuse alone) was batches of three
+  8 MiB ranges where two fell just short of 16 MiB: a batch now stops at an eighth over its
+  limit. With reuse, RSS is flat from the 17th batch of the 1 GB run to its 65th.
 - JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
   machine, and a core taken from the encoder on 2 cores): they are now read in Rust
   (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
@@ -221,6 +226,56 @@ def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
         yield held
 
 
+class Batches:
+    """Encodes batches of units into buffers reused from batch to batch (``_core.BatchEncoder``):
+    the texts read in Rust, the id buffers and ``slots`` output bytearrays taken in turn, so
+    that memory stays that of the largest batch, whatever the corpus size. The arrays a call
+    returns view the output of its slot: they hold until ``slots`` more calls, and must be
+    dropped before then (a slot that has to grow while viewed raises ``BufferError``)."""
+
+    def __init__(self, tok: Tokenizer, dt: np.dtype[Any], separator: tuple[int, bool] | None,
+                 num_threads: int | None, slots: int = 2) -> None:
+        from bytepair import _core
+
+        self.tok, self.dt, self.separator, self.num_threads = tok, dt, separator, num_threads
+        self.core = _core.BatchEncoder(tok._core)
+        self.outs = [bytearray() for _ in range(slots)]
+        self.turn = 0
+
+    def encode(self, units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """The ids of a batch of units (all texts, or all file ranges) with their separators
+        (put in Rust, before each unit that starts a document or after each that ends one)."""
+        out = self.outs[self.turn]
+        self.turn = (self.turn + 1) % len(self.outs)
+        dt, separator, num_threads = self.dt, self.separator, self.num_threads
+        width = dt.itemsize
+        edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
+        if units[0].range is not None:  # byte ranges of a large file, read in Rust
+            ranges = [u.range for u in units if u.range is not None]
+            n, raw_offsets, _ = self.core.encode_file_ranges(
+                ranges, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
+            )
+        else:
+            tok = self.tok
+            texts = [u.text for u in units]
+            if tok._normalize is not None:
+                texts = [tok._normalize(t) for t in texts]
+            try:
+                n, raw_offsets = self.core.encode_texts(
+                    texts, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
+                )
+            except UnicodeEncodeError:  # lone surrogates: U+FFFD, as the encoder does
+                from bytepair.arrays import _repair
+
+                n, raw_offsets = self.core.encode_texts(
+                    _repair(texts), [], out=out, width=width, separator=separator, num_threads=num_threads,
+                    edges=edges,
+                )
+        ids = np.frombuffer(out, dtype=dt.newbyteorder("<"), count=n).view(dt)
+        offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
+        return ids, offsets
+
+
 def encode_units(
     tok: Tokenizer,
     units: list[Unit],
@@ -228,23 +283,8 @@ def encode_units(
     separator: tuple[int, bool] | None,
     num_threads: int | None,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """The ids of a batch of units (all texts, or all file ranges) with their separators (put
-    in Rust, before each unit that starts a document or after each that ends one)."""
-    from bytepair.arrays import encode_documents
-
-    edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
-    if units[0].range is not None:  # byte ranges of a large file, read in Rust
-        ranges = [u.range for u in units if u.range is not None]
-        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(
-            ranges, [], width=dt.itemsize, separator=separator, num_threads=num_threads, edges=edges
-        )
-        ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
-        offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
-        return ids, offsets
-    texts = [u.text for u in units]
-    if tok._normalize is not None:
-        texts = [tok._normalize(t) for t in texts]
-    return encode_documents(tok, texts, allowed=[], dt=dt, separator=separator, num_threads=num_threads, edges=edges)
+    """The ids of one batch of units (``Batches.encode`` with buffers of its own)."""
+    return Batches(tok, dt, separator, num_threads, slots=1).encode(units)
 
 
 class _Progress:
@@ -393,8 +433,7 @@ def encode_corpus(
     Replaced.count = 0
     state = _Writer(out, format, itemsize, shard_tokens, doc)
 
-    def encode(units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
-        return encode_units(tok, units, dt, separator, num_threads)
+    encode = Batches(tok, dt, separator, num_threads).encode  # two output slots: one encoded, one written
 
     done_files = 0
     read_bytes = 0
@@ -414,9 +453,13 @@ def encode_corpus(
             if index < start_doc:
                 index += 1
                 continue
-            if batch and (batch[-1].range is None) != (unit.range is None):
-                yield first, batch  # a batch is all texts or all file ranges
+            # A batch is all texts or all file ranges, and (unless one unit is) at most an eighth
+            # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
+            # RSS from about 210 to 230 MB, issue 11).
+            if batch and ((batch[-1].range is None) != (unit.range is None) or size + unit.size() > limit + limit // 8):
+                yield first, batch
                 first, batch, size = index, [], 0
+                limit = min(batch_bytes, limit * 2)
             batch.append(unit)
             size += unit.size()
             index += 1
@@ -448,6 +491,7 @@ def encode_corpus(
             if pending is not None:
                 ids, offsets = pending[0].result()
                 state.add(ids, offsets, pending[1], pending[2], skip)
+                del ids, offsets  # views of an output slot the batch after next reuses
                 skip = 0
                 meter.update(min(read_bytes, total_bytes), state.written)
             pending = (job, first, units)
