@@ -1951,6 +1951,7 @@ impl PyBatchEncoder {
         let parts = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
                 encoder.encode_parts_reusing(
                     &refs,
                     &allowed,
@@ -2002,6 +2003,7 @@ impl PyBatchEncoder {
                     .iter()
                     .map(|t| t.as_str())
                     .collect();
+                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
                 let parts = encoder.encode_parts_reusing(
                     &refs,
                     &allowed,
