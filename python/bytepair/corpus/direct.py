@@ -31,6 +31,20 @@ STAGING_BYTES = 4 << 20
 ENABLED = True  # tests turn it off to compare both ways of writing
 
 
+# Staging buffers of closed files, for the next: a fresh 4 MiB mapping per shard cost 1,024
+# page faults each (27 k over 1 GB of text in shards of 10 M tokens).
+_FREE: list[mmap.mmap] = []
+
+
+def _staging() -> mmap.mmap:
+    while _FREE:
+        m = _FREE.pop()
+        if len(m) == STAGING_BYTES:
+            return m
+        m.close()
+    return mmap.mmap(-1, STAGING_BYTES)
+
+
 class ShardFile:
     """A new file written sequentially (``write``), with bytes patched at the end (``patch``),
     then made durable (``sync``) and closed; ``O_DIRECT`` when possible."""
@@ -53,7 +67,7 @@ class ShardFile:
         if self.fd < 0:
             self.plain = open(path, "wb")  # noqa: SIM115 - closed in close()
             return
-        self.staging = mmap.mmap(-1, STAGING_BYTES)
+        self.staging = _staging()
         self.view = memoryview(self.staging)
 
     def write(self, data: Any) -> None:
@@ -139,7 +153,10 @@ class ShardFile:
     def _release(self) -> None:
         if hasattr(self, "view"):
             self.view.release()
-            self.staging.close()
+            if len(_FREE) < 2:
+                _FREE.append(self.staging)
+            else:
+                self.staging.close()
             del self.view, self.staging
 
     def close(self) -> None:

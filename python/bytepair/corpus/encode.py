@@ -32,6 +32,19 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   cost a copy of the batch's ids (about 5 %; 19 % with one separator per 2,000 ids): Rust now
   puts them (``edges=``). Not overlapped: the first batch's reading (now 1 MiB, ramping up), the
   last batch's write, the last shard's re-hash (its header changes) and its fsync.
+- Two threads on two cores (262 MB of the bench mix, o200k, uint32 ids; issue 11): encode-corpus
+  ran at 0.85-0.87x of ``encode_files``. Per-batch timers showed the encoder never idle between
+  batches (1-2 ms in all) and the tail of the run short (0.06 s); what was missing was CPU. This
+  thread (``time.thread_time``) spent 0.72 s writing shards against ~4 s of encoding: 0.51 s in
+  ``write`` and 0.15 s in sha256. At one thread it ran on the idle second core; at two it was
+  taken from the encoder. The writes were the page cache's cost: once the kernel must reclaim
+  a page for each new one (a run writing more than memory keeps), 2 ms of CPU per MB. Shards
+  are now written with ``O_DIRECT`` (``corpus/direct.py``): this thread's CPU 0.72 -> 0.32 s
+  (write 0.51 -> 0.09 s, mostly the copy into the aligned staging buffer). Also: a group of
+  work in Rust was two 2 MiB chunks (first version of the reused buffers), now one, and a batch
+  is cut into chunks of a sixteenth of a thread's share (``arrays::batch_parallel``); with
+  per-group timers the threads were busy 94-96 % of each batch's encoding at a quarter and at
+  a sixteenth alike on the loaded machine, so that part is not where the time went.
 - Large plain-text files never pass through Python (``_file_ranges``: Rust reads byte ranges
   cut at independent cuts on the encoding threads). Small text files are read by
   ``sources.documents``, one ``str`` each.
