@@ -21,10 +21,11 @@
 //!   whose every hit chased the key's pointer and called `memcmp`.
 //! - Pieces that are not one token (10 % of pieces in prose, 25-30 % in multilingual text, where
 //!   they hold 60 % of the bytes) go through the piece cache first: a bounded table of
-//!   piece -> ids, one shard per thread (`PieceCache`), keyed by the hash already computed for the
-//!   vocabulary lookup, its keys and ids in one flat arena (no allocation per entry). It keeps
-//!   two generations of at most 64 Ki pieces (a few MiB each), so memory stays bounded
-//!   whatever the text, and text with more distinct pieces than that still finds recent ones.
+//!   piece -> ids (`PieceCache`, `cache.rs`), keyed by the hash already computed for the
+//!   vocabulary lookup. It began as one shard per thread, its keys and ids in one flat arena
+//!   (no allocation per entry), in two generations of at most 64 Ki pieces; it is now one
+//!   cache shared by all threads, of fixed size (fourth round below), so memory stays
+//!   bounded whatever the text.
 //! - The first round of merges of a piece is over single bytes, so the priorities of all byte
 //!   pairs sit in a flat 64 Ki table (`byte_pairs`, 512 KiB): no hashing for the first n-1
 //!   lookups. Later pairs use `PairTable`, open addressing on the packed pair. Both give a
@@ -209,13 +210,39 @@
 //!   piece cache 5 %, page faults of fresh output buffers ~6 %, `from_utf8` 2 %, the window
 //!   classification 2 %, and 3 % in OpenBLAS's `blas_thread_server` (numpy's BLAS threads
 //!   spinning beside ours).
+//! - The warm path, fourth round (issue 11): the piece cache shared by all threads, and large
+//!   enough for a large corpus. Counted on 262 MB of `make_corpus.py --mb 250` (55.7 M pieces,
+//!   6.5 M of them not one token, 842 k distinct such pieces: 478 k of up to 16 bytes and 3 ids,
+//!   5.7 M occurrences; 365 k others, 0.8 M occurrences; half of all distinct ones seen once):
+//!   with the per-thread shards of two generations (short tables of 3 x 2^17 entries, arena
+//!   tables of 2^17), `warm.rs`'s second to fourth passes still re-merged 170-215 k short pieces
+//!   and 272 k of the others, nearly the 284 k of the cold pass: two generations smaller than
+//!   the set of pieces behave like LRU on a cyclic scan. Now (`short.rs`, `cache.rs`): one
+//!   set-associative table of 2^20 slots (4 ways, 32 MiB) for the short pieces, read without
+//!   locks under a per-slot sequence word, and 64 stripes of arena tables (each behind a lock,
+//!   two generations of 2^13 entries) for the others. Warm passes re-merge 32 k short pieces
+//!   and 1.7 k others (pieces of 128 bytes or more are never cached), and `warm.rs` (one
+//!   thread) runs its warm passes at 140-154 MB/s, from 94-98 (same machine, minutes apart).
+//!   Sizes tried: 2^19 short slots left 184 k misses a pass (121-132 MB/s); 64 stripes of 2^12
+//!   entries left 84-143 k misses of long pieces (130-141 MB/s). Sharing also means threads
+//!   no longer each pay the cold misses of every piece, nor each hold the hot ones.
+//!   What a cold pass spends now (`perf`, one pass of `warm.rs`): `encode_by_merges` 22 %, and
+//!   in `encode_piece_at_slow` (21 %) mostly two loads that miss to memory: the short table's
+//!   bucket (half of it) and the 9-to-16-byte token table's slot (a third).
+//!   Tried and dropped: prefetching the short table's bucket before probing the 9-to-16-byte
+//!   token table (the two loads are independent): the cold pass was slower in 5 of 5
+//!   alternating `warm.rs` runs (87/97/83/77/72 against 78/88/80/73/69 MB/s), warm passes no
+//!   different; the short table in transparent huge pages (`madvise`; the kernel gave half of it
+//!   huge pages): warm passes averaged 247 against 241 MB/s over two passes in six alternating
+//!   runs, inside the noise. Not tried: a small per-thread table of the hottest short pieces
+//!   in front of the shared one (most hits would then stay in the core's caches).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
@@ -226,9 +253,12 @@ use crate::error::{Error, Result};
 use crate::pretok::Pretokenizer;
 
 pub use crate::Rank;
+pub use cache::PieceCache;
 
 // Long pieces of monotone models in linear time (issue 13).
 mod long;
+// The piece cache, shared by threads (issue 11).
+mod cache;
 // The piece cache's inline table for pieces of up to 16 bytes (issue 11).
 mod short;
 // The tokens of 9 to 16 bytes, found by two words (issue 11).
@@ -618,221 +648,6 @@ impl PairTable {
 }
 
 // ---------------------------------------------------------------------------------------------
-// piece -> ids cache
-
-/// One generation of the piece cache. A slot is one u64 that says where the entry is and
-/// how long, with 16 bits of the hash to skip most slots of other pieces unread; the entry is
-/// the piece's bytes (packed little-endian into u32 words) followed by its ids, in one arena.
-/// A hit reads the slot and one place in the arena (an earlier layout with separate entry,
-/// key and id arrays read four, and showed as 11 % of a cold pass over multilingual text).
-#[derive(Debug, Default)]
-struct CacheTable {
-    /// `offset | key_len << 32 | ids_len << 40 | tag << 48`; 0 is empty (no key is empty).
-    /// Allocated on first insert.
-    slots: Vec<u64>,
-    entries: usize,
-    arena: Vec<u32>,
-}
-
-/// Slots of one generation (a power of two), and the entries it holds at most (half of them).
-/// Pieces of more than 16 bytes, or of more than 3 ids, only (the others are in `short`): 100
-/// MB of the bench mix has 110 k distinct ones, which 2^17 slots (64 Ki pieces) did not hold.
-const CACHE_BITS: u32 = 18;
-const CACHE_ENTRIES: usize = 1 << (CACHE_BITS - 1);
-
-/// The `i`th little-endian u32 word of `b`, zero-padded.
-#[inline(always)]
-fn word(b: &[u8], i: usize) -> u32 {
-    let c = &b[4 * i..b.len().min(4 * i + 4)];
-    let mut w = [0u8; 4];
-    w[..c.len()].copy_from_slice(c);
-    u32::from_le_bytes(w)
-}
-
-/// Whether the cached key words `key` (`word`s of a piece of `piece.len()` bytes) are those of
-/// `piece`, whose `head` is given: the first two words are the head's halves, the others are
-/// compared four bytes at a time (`word` for each, a copy into a zeroed array, was most of a
-/// warm cache hit).
-#[inline(always)]
-fn key_matches(key: &[u32], piece: &[u8], head: u64) -> bool {
-    debug_assert_eq!(key.len(), piece.len().div_ceil(4));
-    if key[0] != head as u32 {
-        return false;
-    }
-    if key.len() == 1 {
-        return true;
-    }
-    if key[1] != (head >> 32) as u32 {
-        return false;
-    }
-    if piece.len() <= 8 {
-        return true;
-    }
-    let rest = &piece[8..];
-    let mut chunks = rest.chunks_exact(4);
-    let full = key[2..]
-        .iter()
-        .zip(chunks.by_ref())
-        .all(|(&w, c)| w == u32::from_le_bytes(c.try_into().unwrap()));
-    full && (chunks.remainder().is_empty() || key[key.len() - 1] == word(rest, rest.len() / 4))
-}
-
-impl CacheTable {
-    #[inline]
-    fn get(&self, piece: &[u8], head: u64, h: u64) -> Option<&[Rank]> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = (1 << CACHE_BITS) - 1;
-        let tag = h & 0xFFFF;
-        let mut i = (h >> (64 - CACHE_BITS)) as usize;
-        loop {
-            let slot = self.slots[i];
-            if slot == 0 {
-                return None;
-            }
-            if slot >> 48 == tag && (slot >> 32) as u8 as usize == piece.len() {
-                let off = slot as u32 as usize;
-                let words = piece.len().div_ceil(4);
-                let key = &self.arena[off..off + words];
-                if key_matches(key, piece, head) {
-                    let n = (slot >> 40) as u8 as usize;
-                    return Some(&self.arena[off + words..off + words + n]);
-                }
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    fn is_full(&self) -> bool {
-        self.entries >= CACHE_ENTRIES
-    }
-
-    /// Adds a piece that `get` did not find (the table is not full; `piece` and `ids` are
-    /// shorter than 256).
-    fn insert(&mut self, piece: &[u8], h: u64, ids: &[Rank]) {
-        debug_assert!(!piece.is_empty() && piece.len() < 256 && ids.len() < 256);
-        if self.slots.is_empty() {
-            self.slots = vec![0; 1 << CACHE_BITS];
-        }
-        let mask = (1 << CACHE_BITS) - 1;
-        let mut i = (h >> (64 - CACHE_BITS)) as usize;
-        while self.slots[i] != 0 {
-            i = (i + 1) & mask;
-        }
-        let off = self.arena.len() as u64;
-        self.slots[i] =
-            off | (piece.len() as u64) << 32 | (ids.len() as u64) << 40 | (h & 0xFFFF) << 48;
-        self.entries += 1;
-        self.arena
-            .extend((0..piece.len().div_ceil(4)).map(|j| word(piece, j)));
-        self.arena.extend_from_slice(ids);
-    }
-
-    /// Empties the table, keeping its memory for the next generation.
-    fn reset(&mut self) {
-        self.slots.fill(0);
-        self.entries = 0;
-        self.arena.clear();
-    }
-}
-
-/// A bounded cache of piece -> ids for pieces that are not one token, in two generations:
-/// pieces go into the young one; when it is full, the old one is emptied and becomes the young
-/// one. A piece found in the old generation is copied into the young one, so pieces in use
-/// survive, and text with more distinct pieces than fit still finds the recent ones (a cache
-/// emptied whole when full would find none of them on a second pass over such a text).
-///
-/// Pieces of up to 16 bytes with up to 3 ids (almost all of them) live in `short` tables,
-/// key and ids inline in one slot; the others in `CacheTable`s, in an arena. Each kind has its
-/// own two generations.
-#[derive(Debug, Default)]
-pub struct PieceCache {
-    young: CacheTable,
-    old: CacheTable,
-    short_young: short::ShortTable,
-    short_old: short::ShortTable,
-}
-
-impl PieceCache {
-    /// Appends the ids of `piece` to `out` if it is cached.
-    #[inline]
-    fn get_into(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
-        if piece.len() <= short::MAX_LEN {
-            let (lo, hi) = words16(piece);
-            debug_assert_eq!(lo, head);
-            if self.get_short(lo, hi, piece.len(), h, out) {
-                return true;
-            }
-        }
-        self.get_long(piece, head, h, out)
-    }
-
-    /// `get_into` in the arena tables only.
-    fn get_long(&mut self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
-        if let Some(ids) = self.young.get(piece, head, h) {
-            out.extend_from_slice(ids);
-            return true;
-        }
-        let Some(ids) = self.old.get(piece, head, h) else {
-            return false;
-        };
-        let start = out.len();
-        out.extend_from_slice(ids);
-        self.insert(piece, h, start, out);
-        true
-    }
-
-    /// `get_into` for a piece of 1 to 16 bytes given as its words, in the short tables only.
-    #[inline(always)]
-    fn get_short(&mut self, lo: u64, hi: u64, len: usize, h: u64, out: &mut Vec<Rank>) -> bool {
-        if let Some(ids) = self.short_young.get(lo, hi, len, h) {
-            out.extend_from_slice(ids);
-            return true;
-        }
-        self.get_short_old(lo, hi, len, h, out)
-    }
-
-    #[inline(never)]
-    fn get_short_old(&mut self, lo: u64, hi: u64, len: usize, h: u64, out: &mut Vec<Rank>) -> bool {
-        let Some(ids) = self.short_old.get(lo, hi, len, h) else {
-            return false;
-        };
-        let start = out.len();
-        out.extend_from_slice(ids);
-        self.insert_short(lo, hi, len, h, &out[start..]);
-        true
-    }
-
-    fn insert_short(&mut self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank]) {
-        if self.short_young.is_full() {
-            std::mem::swap(&mut self.short_young, &mut self.short_old);
-            self.short_young.reset();
-        }
-        self.short_young.insert(lo, hi, len, h, ids);
-    }
-
-    /// Adds `piece`, whose ids are `out[start..]`.
-    fn insert(&mut self, piece: &[u8], h: u64, start: usize, out: &[Rank]) {
-        let ids = &out[start..];
-        if piece.len() <= short::MAX_LEN && (1..=short::MAX_IDS).contains(&ids.len()) {
-            let (lo, hi) = words16(piece);
-            self.insert_short(lo, hi, piece.len(), h, ids);
-            return;
-        }
-        if self.young.is_full() {
-            std::mem::swap(&mut self.young, &mut self.old);
-            self.young.reset();
-        }
-        self.young.insert(piece, h, ids);
-    }
-
-    fn clear(&mut self) {
-        *self = PieceCache::default();
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // The short path's tokens
 
 /// A short piece's tokens on arrays of `N` (>= its length) on the stack: tokens stay where
@@ -1180,27 +995,61 @@ impl Bpe {
         // A pair merges into the token its bytes make, at that token's rank; of all the ways to
         // split a token in two, only its last merge is ever used (see `last_merge`), so the
         // table holds that one: 200 k pairs for o200k rather than 446 k.
-        let used: Vec<(Rank, Rank, Rank)> = {
-            let bpe = &bpe;
-            let ids: Vec<Rank> = (0..bpe.spans.len() as Rank)
-                .filter(|&id| bpe.spans[id as usize].1 > 1 && bpe.spans[id as usize].1 != u32::MAX)
-                .collect();
-            ids.par_chunks(4096)
-                .flat_map_iter(|chunk| {
-                    chunk.iter().filter_map(|&id| {
-                        let (l, r) = bpe.last_merge(bpe.token_bytes(id).ok()?)?;
-                        Some((l, r, id))
-                    })
-                })
-                .collect()
-        };
-        bpe.pairs = PairTable::for_ranks(used.len(), bpe.spans.len());
+        let used = bpe.find_rank_pairs();
         bpe.monotone = bpe.ranks_are_monotone(&used);
-        for &(l, r, id) in &used {
-            bpe.pairs.insert(l, r, pack(id, id));
-        }
         bpe.index_byte_pairs();
         Ok((bpe, used))
+    }
+
+    /// Fills the pair table of a rank model with the last merge of every token (see
+    /// `last_merge`) and returns them as (left, right, token), in id order.
+    ///
+    /// Tokens are taken in rank order and each one's bytes are merged with the pairs of the
+    /// tokens before it, found so far: that is how the finished table would encode them up to
+    /// the last merge, since every merge before it makes a token of lower rank (only last
+    /// merges are ever made, `last_merge`'s argument). Two tokens left are the last merge. When
+    /// more are left (a token whose merges would pass through a token of higher rank, or one
+    /// that merges cannot make at all), `last_merge` decides from the bytes. One pair lookup
+    /// per step, not a hash of the bytes of every candidate: loading o200k took 0.35 s of CPU
+    /// with `last_merge` for every token (on all cores), mostly in `lookup`.
+    fn find_rank_pairs(&mut self) -> Vec<(Rank, Rank, Rank)> {
+        let ids: Vec<Rank> = (0..self.spans.len() as Rank)
+            .filter(|&id| self.spans[id as usize].1 > 1 && self.spans[id as usize].1 != u32::MAX)
+            .collect();
+        let mut pairs = PairTable::for_ranks(ids.len(), self.spans.len());
+        let mut used = Vec::with_capacity(ids.len());
+        let mut parts: Vec<Rank> = Vec::new();
+        for &id in &ids {
+            let bytes = self.token_bytes(id).expect("a token of the vocabulary");
+            parts.clear();
+            parts.extend(bytes.iter().map(|&b| self.byte_ids[b as usize]));
+            if !parts.contains(&Rank::MAX) {
+                loop {
+                    let (mut best, mut at) = (NONE, 0);
+                    for i in 0..parts.len() - 1 {
+                        let m = pairs.get(parts[i], parts[i + 1]);
+                        if m < best {
+                            (best, at) = (m, i);
+                        }
+                    }
+                    if best == NONE {
+                        break;
+                    }
+                    parts[at] = result(best);
+                    parts.remove(at + 1);
+                }
+            }
+            let last = match parts[..] {
+                [l, r] if l != Rank::MAX && r != Rank::MAX => Some((l, r)),
+                _ => self.last_merge(bytes),
+            };
+            if let Some((l, r)) = last {
+                pairs.insert(l, r, pack(id, id));
+                used.push((l, r, id));
+            }
+        }
+        self.pairs = pairs;
+        used
     }
 
     /// The pair of the last merge of encoding `piece` by merges, in tiktoken's model (a pair
@@ -1337,7 +1186,7 @@ impl Bpe {
     pub fn encode_piece_cached(
         &self,
         piece: &[u8],
-        cache: Option<&mut PieceCache>,
+        cache: Option<&PieceCache>,
         out: &mut Vec<Rank>,
     ) {
         let n = piece.len();
@@ -1364,7 +1213,7 @@ impl Bpe {
         text: &[u8],
         at: usize,
         n: usize,
-        cache: Option<&mut PieceCache>,
+        cache: Option<&PieceCache>,
         out: &mut Vec<Rank>,
     ) {
         if n.wrapping_sub(1) < 8 {
@@ -1392,7 +1241,7 @@ impl Bpe {
         text: &[u8],
         at: usize,
         n: usize,
-        cache: Option<&mut PieceCache>,
+        cache: Option<&PieceCache>,
         out: &mut Vec<Rank>,
     ) {
         let piece = &text[at..at + n];
@@ -1426,7 +1275,7 @@ impl Bpe {
 
     /// `encode_piece_cached` for pieces that are empty, longer than 8 bytes, or not one token.
     #[inline(never)]
-    fn encode_piece_slow(&self, piece: &[u8], cache: Option<&mut PieceCache>, out: &mut Vec<Rank>) {
+    fn encode_piece_slow(&self, piece: &[u8], cache: Option<&PieceCache>, out: &mut Vec<Rank>) {
         if piece.is_empty() {
             return;
         }
@@ -1458,7 +1307,7 @@ impl Bpe {
     fn count_piece(
         &self,
         piece: &[u8],
-        cache: Option<&mut PieceCache>,
+        cache: Option<&PieceCache>,
         scratch: &mut Vec<Rank>,
     ) -> usize {
         if piece.is_empty() {
@@ -1680,17 +1529,8 @@ pub struct Encoder {
     all_specials: SpecialSplitter,
     /// Leftmost-longest matchers for subsets of the special tokens, keyed by sorted ids.
     matchers: Mutex<FxHashMap<Vec<Rank>, Arc<Matcher>>>,
-    /// Piece caches, one per concurrent caller (see `cache`).
-    caches: Box<[Mutex<PieceCache>]>,
-}
-
-std::thread_local! {
-    /// A small number per thread, different for threads started one after the other, used to
-    /// spread threads over the cache shards.
-    static THREAD_SLOT: usize = {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    };
+    /// The piece cache, shared by all threads.
+    cache: PieceCache,
 }
 
 impl Encoder {
@@ -1723,8 +1563,6 @@ impl Encoder {
         }
         let texts: Vec<String> = specials.iter().map(|(t, _)| t.clone()).collect();
         let all_specials = SpecialSplitter::new(&texts)?;
-        let shards = crate::threads::default_threads() + 1;
-        let caches = (0..shards).map(|_| Mutex::default()).collect();
         Ok(Encoder {
             bpe,
             pretok,
@@ -1732,7 +1570,7 @@ impl Encoder {
             special_by_id,
             all_specials,
             matchers: Mutex::default(),
-            caches,
+            cache: PieceCache::default(),
         })
     }
 
@@ -1751,31 +1589,14 @@ impl Encoder {
         }
     }
 
-    /// A piece cache no other thread is using, or `None` if all are busy (then encoding goes
-    /// on without one: the cache changes speed, never ids).
-    fn cache(&self) -> Option<MutexGuard<'_, PieceCache>> {
-        let n = self.caches.len();
-        let first = THREAD_SLOT.with(|s| *s);
-        for k in 0..n {
-            match self.caches[(first + k) % n].try_lock() {
-                Ok(guard) => return Some(guard),
-                Err(TryLockError::Poisoned(p)) => {
-                    // A panic while the cache was held: start it afresh.
-                    let mut guard = p.into_inner();
-                    guard.clear();
-                    return Some(guard);
-                }
-                Err(TryLockError::WouldBlock) => {}
-            }
-        }
-        None
+    /// The piece cache.
+    fn cache(&self) -> Option<&PieceCache> {
+        Some(&self.cache)
     }
 
-    /// Empties the piece caches (benchmarks use it to measure encoding from a cold start).
+    /// Empties the piece cache (benchmarks use it to measure encoding from a cold start).
     pub fn clear_cache(&self) {
-        for c in self.caches.iter() {
-            c.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        }
+        self.cache.clear();
     }
 
     pub(crate) fn matcher(&self, ids: &[Rank]) -> Result<Option<Arc<Matcher>>> {
@@ -1872,8 +1693,7 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
-        let mut guard = self.cache();
-        let mut cache = guard.as_deref_mut();
+        let cache = self.cache();
         let bytes = text.as_bytes();
         self.walk(
             text,
@@ -1884,8 +1704,7 @@ impl Encoder {
                     Item::Piece(p) => {
                         // Where the piece is in `text` (`walk` hands out slices of it).
                         let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
-                        self.bpe
-                            .encode_piece_at(bytes, at, p.len(), cache.as_deref_mut(), out)
+                        self.bpe.encode_piece_at(bytes, at, p.len(), cache, out)
                     }
                     Item::Special(id) => out.push(id),
                 }
@@ -1903,14 +1722,14 @@ impl Encoder {
         total: &AtomicUsize,
         limit: Option<usize>,
     ) -> Result<()> {
-        let mut cache = self.cache();
+        let cache = self.cache();
         let mut scratch = Vec::new();
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
                                // A break has already added `local` to `total` (and set it to 0).
         let _stopped = self.walk(text, matcher, |item| {
             local += match item {
-                Item::Piece(p) => self.bpe.count_piece(p, cache.as_deref_mut(), &mut scratch),
+                Item::Piece(p) => self.bpe.count_piece(p, cache, &mut scratch),
                 Item::Special(_) => 1,
             };
             if let Some(limit) = limit {
@@ -2235,7 +2054,16 @@ mod tests {
             for (r, b) in &vocab {
                 ranks.insert(b.clone(), *r);
             }
-            let bpe = Bpe::from_ranks(vocab).unwrap();
+            let (bpe, found) = Bpe::from_ranks_with_merges(vocab).unwrap();
+            // The pairs found in rank order are each token's last merge from its bytes.
+            let by_bytes: Vec<(Rank, Rank, Rank)> = (0..256 + extra as Rank)
+                .filter_map(|id| {
+                    let bytes = bpe.token_bytes(id).ok().filter(|b| b.len() > 1)?;
+                    let (l, r) = bpe.last_merge(bytes)?;
+                    Some((l, r, id))
+                })
+                .collect();
+            assert_eq!(found, by_bytes);
             for _ in 0..60 {
                 let long = rand(4) == 0;
                 let n = 1 + rand(if long { 200 } else { 12 }) as usize;
@@ -2319,13 +2147,13 @@ mod tests {
     #[test]
     fn piece_cache_gives_the_same_ids() {
         let bpe = small();
-        let mut cache = PieceCache::default();
+        let cache = PieceCache::default();
         for piece in [&b"aaab"[..], b"xaaa", b"aaab", b"aab", b"xaaa", b"ab"] {
             let mut plain = Vec::new();
             bpe.encode_piece(piece, &mut plain);
             for _ in 0..2 {
                 let mut cached = Vec::new();
-                bpe.encode_piece_cached(piece, Some(&mut cache), &mut cached);
+                bpe.encode_piece_cached(piece, Some(&cache), &mut cached);
                 assert_eq!(cached, plain);
             }
         }
@@ -2361,7 +2189,7 @@ mod tests {
         for len in 1..=40usize {
             let piece: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
             let h = hash_bytes(&piece, head(&piece));
-            let mut cache = PieceCache::default();
+            let cache = PieceCache::default();
             cache.insert(&piece, h, 0, &[len as Rank, 1]);
             let mut out = Vec::new();
             assert!(cache.get_into(&piece, head(&piece), h, &mut out), "{len}");
@@ -2413,7 +2241,7 @@ mod tests {
             })
             .collect();
         for surround in [&b""[..], b"\xC3\xA9", b"xyzxyzxyzxyzxyzxyzxyz"] {
-            let mut cache = PieceCache::default();
+            let cache = PieceCache::default();
             for round in 0..2 {
                 for piece in &pieces {
                     let mut want = Vec::new();
@@ -2424,7 +2252,7 @@ mod tests {
                         bpe.encode_piece_at(&text, before.len(), piece.len(), None, &mut got);
                         assert_eq!(got, want, "{piece:?} {round}");
                         got.clear();
-                        let c = Some(&mut cache);
+                        let c = Some(&cache);
                         bpe.encode_piece_at(&text, before.len(), piece.len(), c, &mut got);
                         assert_eq!(got, want, "{piece:?} {round} cached");
                     }
@@ -2450,53 +2278,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn short_piece_cache_keeps_recent_pieces_across_generations() {
-        let mut cache = PieceCache::default();
-        let n = 2 * short::ENTRIES + 100;
-        let key = |i: usize| format!("p{i}").into_bytes();
-        let hash = |k: &[u8]| hash_bytes(k, head(k));
-        for i in 0..n {
-            let k = key(i);
-            let mut out = vec![7];
-            assert!(!cache.get_into(&k, head(&k), hash(&k), &mut out));
-            out.extend([i as Rank, 3]);
-            cache.insert(&k, hash(&k), 1, &out);
-        }
-        for i in (0..n).rev().take(short::ENTRIES) {
-            let k = key(i);
-            let mut out = Vec::new();
-            assert!(cache.get_into(&k, head(&k), hash(&k), &mut out), "{i}");
-            assert_eq!(out, vec![i as Rank, 3]);
-        }
-        let k = key(0);
-        assert!(!cache.get_into(&k, head(&k), hash(&k), &mut Vec::new()));
-    }
-
-    #[test]
-    fn piece_cache_keeps_recent_pieces_across_generations() {
-        let mut cache = PieceCache::default();
-        let n = 2 * CACHE_ENTRIES + 100;
-        // Longer than the short table's keys.
-        let key = |i: usize| format!("a piece longer than 16 bytes {i}").into_bytes();
-        let hash = |k: &[u8]| hash_bytes(k, head(k));
-        for i in 0..n {
-            let k = key(i);
-            let mut out = vec![7];
-            assert!(!cache.get_into(&k, head(&k), hash(&k), &mut out));
-            out.push(i as Rank);
-            cache.insert(&k, hash(&k), 1, &out);
-        }
-        for i in (0..n).rev().take(CACHE_ENTRIES) {
-            let k = key(i);
-            let mut out = Vec::new();
-            assert!(cache.get_into(&k, head(&k), hash(&k), &mut out), "{i}");
-            assert_eq!(out, vec![i as Rank]);
-        }
-        let k = key(0);
-        assert!(!cache.get_into(&k, head(&k), hash(&k), &mut Vec::new()));
     }
 
     #[test]

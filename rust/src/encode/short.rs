@@ -1,117 +1,304 @@
 //! The piece cache's table for short pieces (issue 11's warm path): pieces of 1 to 16 bytes
-//! that encode to 1 to 3 ids, with the key and the ids inline in one 32-byte slot (two per
-//! cache line), so that a hit is one probe and no second access to an arena. About 98 % of
-//! the pieces that are not one token are such pieces (prose, code and multilingual text).
+//! that encode to 1 to 3 ids, key and ids inline in one 32-byte slot, so that a hit reads one
+//! slot and nothing else. About 98 % of the pieces that are not one token are such pieces
+//! (prose, code and multilingual text).
 //!
-//! The key is the piece's bytes as two little-endian words, zero-padded, and its length (which
-//! tells a piece from the same piece with trailing zero bytes). The table starts small and
-//! doubles (at 3/4 full) up to `MAX_BITS`; with 3/4 of those slots used it is full and the
-//! caller (`PieceCache`) starts a new generation. Its memory is bounded: at most
-//! 2^MAX_BITS * 32 bytes (16 MiB, 393 Ki pieces) per generation. Sized on 100 MB of
-//! `bench/make_corpus.py`'s mix (21.4 M pieces, 315 k distinct pieces of up to 16 bytes that
-//! are not one token): at 2^18 slots filled to half, a second pass re-merged a good part of
-//! them (`encode_by_merges` 21 % of a profile of 4 passes); at 2^19 filled to 3/4 the
-//! warm pass ran ~1.6x as fast, and at 2^20 (with a larger arena table too) no faster than
-//! that (more of the table missed the last-level cache).
+//! One table serves every thread of an `Encoder`. It is set-associative: a piece may only live
+//! in the 4 slots of the bucket its hash names (128 bytes, two cache lines), and a piece that
+//! finds its bucket full replaces one of them. So its memory is fixed (`BITS`: 2^20 slots, 32
+//! MiB, allocated zeroed on first insert and touched as it fills), nothing is ever rebuilt or
+//! emptied at once, and what it holds follows the text: pieces in use are put back as soon as
+//! they are evicted. Reads take no lock and write nothing, so threads do not take cache lines
+//! from one another; a slot is written under a per-slot sequence word (a "seqlock"):
+//! - `tail` holds the third id, the key's length, the number of ids and a version, bumped by
+//!   every write of the slot. A writer claims the slot by swapping `tail` to a busy mark (length
+//!   31, version kept) with a compare-and-swap, writes the other words, then stores the new
+//!   `tail` with release ordering.
+//! - A reader loads `tail`, the key words and the ids, then `tail` again: the ids are used only
+//!   if `tail` is unchanged and not busy, so a reader never mixes two writes (the version rules
+//!   out a slot rewritten to the same `tail` in between). A writer that finds the slot busy or
+//!   loses the swap gives up: the cache changes speed, never ids.
+//!
+//! Why shared, and why this shape (figures in encode.rs's notes): with a table per thread,
+//! every thread paid for the cold misses of every piece (at 16 threads each saw 1/16 of a
+//! corpus, and a third of its distinct pieces), and held its own copy of the hot ones; the
+//! earlier per-thread tables also kept two generations (one emptied when the other filled),
+//! which on a corpus with more distinct pieces than a generation (262 MB of the bench mix: 478
+//! k short pieces that are not one token) behaved like LRU on a cyclic scan and lost a third of
+//! them on every pass.
+
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
 use super::Rank;
-
-/// One slot: `meta` is `len | ids << 8` (0: empty, no key is empty).
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C, align(32))]
-struct Slot {
-    lo: u64,
-    hi: u64,
-    ids: [Rank; 3],
-    meta: u32,
-}
 
 /// Most ids a slot holds.
 pub(super) const MAX_IDS: usize = 3;
 /// Longest key.
 pub(super) const MAX_LEN: usize = 16;
 
-const MIN_BITS: u32 = 12;
-pub(super) const MAX_BITS: u32 = 19;
-/// Entries a full table holds (3/4 of its slots).
-pub(super) const ENTRIES: usize = 3 << (MAX_BITS - 2);
+/// Slots, as a power of two.
+pub(super) const BITS: u32 = 20;
+const WAYS: usize = 4;
+const BUCKET_BITS: u32 = BITS - WAYS.trailing_zeros();
+
+/// The length field of a slot being written.
+const BUSY: u64 = 31;
+const LEN_SHIFT: u32 = 32;
+const IDS_SHIFT: u32 = 37;
+const VERSION_SHIFT: u32 = 39;
+
+/// One slot: the key as two little-endian words (zero-padded), the first two ids, and `tail`:
+/// `id2 | len << 32 | ids << 37 | version << 39` (length 0: empty, `BUSY`: being written).
+#[derive(Debug, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    lo: AtomicU64,
+    hi: AtomicU64,
+    ids01: AtomicU64,
+    tail: AtomicU64,
+}
 
 #[derive(Debug, Default)]
+#[repr(C, align(128))]
+struct Bucket([Slot; WAYS]);
+
+fn len_of(tail: u64) -> u64 {
+    (tail >> LEN_SHIFT) & 31
+}
+
+const BUCKETS: usize = 1 << BUCKET_BITS;
+
+fn layout() -> std::alloc::Layout {
+    std::alloc::Layout::array::<Bucket>(BUCKETS).expect("a fixed, small size")
+}
+
+/// The table's buckets, allocated on first insert from zeroed memory (empty slots), whose pages
+/// are touched only as slots are written (filling 32 MiB with `Default` would take all of it at
+/// once). Installed with a compare-and-swap, not a `OnceLock`: a thread that forks while
+/// another is initializing would leave the child's `OnceLock` waiting forever.
+#[derive(Debug)]
 pub(super) struct ShortTable {
-    /// Allocated on first insert.
-    slots: Vec<Slot>,
-    bits: u32,
-    entries: usize,
+    buckets: AtomicPtr<Bucket>,
+}
+
+impl Default for ShortTable {
+    fn default() -> Self {
+        ShortTable {
+            buckets: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+}
+
+impl Drop for ShortTable {
+    fn drop(&mut self) {
+        let p = *self.buckets.get_mut();
+        if !p.is_null() {
+            // SAFETY: `p` came from `alloc_zeroed` with this layout, and nothing else frees it.
+            unsafe { std::alloc::dealloc(p.cast(), layout()) }
+        }
+    }
 }
 
 impl ShortTable {
-    /// The ids of the piece whose words are `lo`, `hi` and length `len` (1 to 16), whose
-    /// `hash_bytes` is `h`.
+    /// The buckets, if allocated.
     #[inline(always)]
-    pub(super) fn get(&self, lo: u64, hi: u64, len: usize, h: u64) -> Option<&[Rank]> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = (1usize << self.bits) - 1;
-        let mut i = (h >> (64 - self.bits)) as usize;
-        loop {
-            let s = &self.slots[i];
-            if s.meta & 0xFF == len as u32 && s.lo == lo && s.hi == hi {
-                return Some(&s.ids[..(s.meta >> 8) as usize]);
-            }
-            if s.meta == 0 {
-                return None;
-            }
-            i = (i + 1) & mask;
-        }
+    fn buckets(&self) -> Option<&[Bucket]> {
+        let p = self.buckets.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer is an allocation of `BUCKETS` zeroed (valid) buckets,
+        // freed only when the table is dropped.
+        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, BUCKETS) })
     }
 
-    pub(super) fn is_full(&self) -> bool {
-        self.entries >= ENTRIES
+    /// The buckets, allocated now if they were not.
+    fn buckets_or_alloc(&self) -> &[Bucket] {
+        if let Some(b) = self.buckets() {
+            return b;
+        }
+        let layout = layout();
+        // SAFETY: the layout has a nonzero size; all-zero bytes are valid buckets (atomics).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Bucket>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let null = std::ptr::null_mut();
+        if let Err(other) =
+            self.buckets
+                .compare_exchange(null, p, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // Another thread allocated them first: use its buckets.
+            // SAFETY: `p` is ours, from `alloc_zeroed` with this layout, and never shared.
+            unsafe { std::alloc::dealloc(p.cast(), layout) };
+            debug_assert!(!other.is_null());
+        }
+        self.buckets().expect("just installed")
     }
 
-    /// Adds a piece that `get` did not find (the table is not full; 1 to 3 ids).
-    pub(super) fn insert(&mut self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank]) {
+    /// The ids of the piece whose words are `lo`, `hi` and length `len` (1 to 16), whose
+    /// `hash_bytes` is `h`, and how many there are.
+    #[inline(always)]
+    pub(super) fn get(&self, lo: u64, hi: u64, len: usize, h: u64) -> Option<([Rank; 3], usize)> {
+        let buckets = self.buckets()?;
+        let bucket = &buckets[(h >> (64 - BUCKET_BITS)) as usize];
+        for s in &bucket.0 {
+            let tail = s.tail.load(Ordering::Acquire);
+            if len_of(tail) != len as u64
+                || s.lo.load(Ordering::Relaxed) != lo
+                || s.hi.load(Ordering::Relaxed) != hi
+            {
+                continue;
+            }
+            let ids01 = s.ids01.load(Ordering::Relaxed);
+            // The loads above happen before this one: if any of them saw a newer write, this
+            // sees that write's busy mark or a later `tail`.
+            fence(Ordering::Acquire);
+            if s.tail.load(Ordering::Relaxed) != tail {
+                continue;
+            }
+            let n = ((tail >> IDS_SHIFT) & 3) as usize;
+            return Some(([ids01 as Rank, (ids01 >> 32) as Rank, tail as Rank], n));
+        }
+        None
+    }
+
+    /// Adds a piece that `get` did not find (1 to 3 ids), in an empty slot of its bucket or
+    /// in place of one of the others (which one: `victim`, any number).
+    pub(super) fn insert(&self, lo: u64, hi: u64, len: usize, h: u64, ids: &[Rank], victim: usize) {
         debug_assert!((1..=MAX_LEN).contains(&len) && (1..=MAX_IDS).contains(&ids.len()));
-        if self.slots.is_empty() {
-            self.bits = MIN_BITS;
-            self.slots = vec![Slot::default(); 1 << MIN_BITS];
-        } else if 4 * (self.entries + 1) > 3 * self.slots.len() && self.bits < MAX_BITS {
-            self.grow();
+        let buckets = self.buckets_or_alloc();
+        let bucket = &buckets[(h >> (64 - BUCKET_BITS)) as usize];
+        let tails = bucket.0.each_ref().map(|s| s.tail.load(Ordering::Relaxed));
+        let way = tails
+            .iter()
+            .position(|&t| len_of(t) == 0)
+            .unwrap_or(victim % WAYS);
+        let (s, tail) = (&bucket.0[way], tails[way]);
+        if len_of(tail) == BUSY {
+            return;
         }
-        let mut slot = Slot {
-            lo,
-            hi,
-            ids: [0; 3],
-            meta: len as u32 | (ids.len() as u32) << 8,
+        let busy = tail | BUSY << LEN_SHIFT;
+        if s.tail
+            .compare_exchange(tail, busy, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        // The busy mark is visible before any of the words below (see `get`).
+        fence(Ordering::Release);
+        let id = |i: usize| ids.get(i).copied().unwrap_or(0) as u64;
+        s.lo.store(lo, Ordering::Relaxed);
+        s.hi.store(hi, Ordering::Relaxed);
+        s.ids01.store(id(0) | id(1) << 32, Ordering::Relaxed);
+        let version = ((tail >> VERSION_SHIFT) + 1) << VERSION_SHIFT;
+        let new = id(2) | (len as u64) << LEN_SHIFT | (ids.len() as u64) << IDS_SHIFT | version;
+        s.tail.store(new, Ordering::Release);
+    }
+
+    /// Empties the table (slots being written are left to their writers). Versions are kept,
+    /// so a reader that started before never takes a later write for the one it read.
+    pub(super) fn clear(&self) {
+        let Some(buckets) = self.buckets() else {
+            return;
         };
-        slot.ids[..ids.len()].copy_from_slice(ids);
-        self.put(slot, h);
-        self.entries += 1;
-    }
-
-    fn put(&mut self, slot: Slot, h: u64) {
-        let mask = (1usize << self.bits) - 1;
-        let mut i = (h >> (64 - self.bits)) as usize;
-        while self.slots[i].meta != 0 {
-            i = (i + 1) & mask;
-        }
-        self.slots[i] = slot;
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        self.bits += 1;
-        self.slots = vec![Slot::default(); 1 << self.bits];
-        for s in old.into_iter().filter(|s| s.meta != 0) {
-            self.put(s, super::hash_words(s.lo, s.hi, (s.meta & 0xFF) as usize));
+        let keep = !(u64::MAX >> (64 - VERSION_SHIFT));
+        for s in buckets.iter().flat_map(|b| &b.0) {
+            let mut tail = s.tail.load(Ordering::Relaxed);
+            while len_of(tail) != 0 && len_of(tail) != BUSY {
+                match s.tail.compare_exchange_weak(
+                    tail,
+                    tail & keep,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break,
+                    Err(t) => tail = t,
+                }
+            }
         }
     }
+}
 
-    /// Empties the table, keeping its memory for the next generation.
-    pub(super) fn reset(&mut self) {
-        self.slots.fill(Slot::default());
-        self.entries = 0;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Key, hash and ids of test piece `k`; `buckets` of them share each bucket.
+    fn piece(k: u64, buckets: u64) -> (u64, u64, usize, u64, Vec<Rank>) {
+        let len = 1 + (k % 16) as usize;
+        let lo = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) & (u64::MAX >> (64 - 8 * len.min(8)));
+        let hi = if len > 8 {
+            k & (u64::MAX >> (64 - 8 * (len - 8)))
+        } else {
+            0
+        };
+        let h = (k % buckets) << (64 - BUCKET_BITS) | k >> 32;
+        let ids = (0..1 + k % 3).map(|i| (k * 7 + i) as Rank).collect();
+        (lo, hi, len, h, ids)
+    }
+
+    #[test]
+    fn finds_what_it_holds_and_evicts_within_a_bucket() {
+        let t = ShortTable::default();
+        assert_eq!(t.get(1, 0, 1, 0), None);
+        // 40 pieces into 2 buckets: each insert is found at once, both buckets stay full (8
+        // pieces found), and a hit is always that piece's ids.
+        for k in 0..40 {
+            let (lo, hi, len, h, ids) = piece(k, 2);
+            assert_eq!(t.get(lo, hi, len, h), None, "{k}");
+            t.insert(lo, hi, len, h, &ids, k as usize);
+            let (got, n) = t.get(lo, hi, len, h).unwrap();
+            assert_eq!(&got[..n], &ids[..]);
+        }
+        let mut found = 0;
+        for k in 0..40 {
+            let (lo, hi, len, h, ids) = piece(k, 2);
+            if let Some((got, n)) = t.get(lo, hi, len, h) {
+                assert_eq!(&got[..n], &ids[..], "{k}");
+                found += 1;
+            }
+        }
+        assert_eq!(found, 2 * WAYS);
+        // The same words with another length, or another word, are other pieces.
+        let (lo, hi, len, h, _) = piece(39, 2);
+        assert_eq!(t.get(lo, hi, len % 16 + 1, h), None);
+        assert_eq!(t.get(lo ^ 1, hi, len, h), None);
+        t.clear();
+        assert_eq!(t.get(lo, hi, len, h), None);
+    }
+
+    #[test]
+    fn threads_never_read_a_mix_of_two_writes() {
+        // Eight buckets written and read by four threads at once: every hit must be exactly the
+        // ids some thread wrote for that key (a torn read would mix two pieces' words or ids).
+        let t = ShortTable::default();
+        std::thread::scope(|s| {
+            for th in 0..4u64 {
+                let t = &t;
+                s.spawn(move || {
+                    let mut x = 0x2545_F491_4F6C_DD1D ^ th;
+                    let (mut hits, mut misses) = (0u64, 0u64);
+                    for i in 0..400_000u64 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let k = x % 64;
+                        let (lo, hi, len, h, ids) = piece(k, 8);
+                        match t.get(lo, hi, len, h) {
+                            Some((got, n)) => {
+                                assert_eq!(&got[..n], &ids[..], "{k}");
+                                hits += 1;
+                            }
+                            None => {
+                                t.insert(lo, hi, len, h, &ids, (x >> 20) as usize);
+                                misses += 1;
+                            }
+                        }
+                        if i % 100_000 == 0 && th == 0 {
+                            t.clear();
+                        }
+                    }
+                    assert!(hits > 0 && misses > 0);
+                });
+            }
+        });
     }
 }
