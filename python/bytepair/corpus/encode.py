@@ -40,7 +40,10 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   taken from the encoder. The writes were the page cache's cost: once the kernel must reclaim
   a page for each new one (a run writing more than memory keeps), 2 ms of CPU per MB. Shards
   are now written with ``O_DIRECT`` (``corpus/direct.py``): this thread's CPU 0.72 -> 0.32 s
-  (write 0.51 -> 0.09 s, mostly the copy into the aligned staging buffer). Also: a group of
+  (write 0.51 -> 0.09 s, mostly the copy into the aligned staging buffer); against main at
+  275da55 in turn, 0.72 / 0.62 -> 0.29 / 0.29 s, and the process's CPU 5.9 / 5.9 -> 5.0 / 4.4 s.
+  When the kernel has free pages at hand (the output of the last run just deleted) buffered
+  writes cost a tenth of that, and the two ways run alike. Also: a group of
   work in Rust was two 2 MiB chunks (first version of the reused buffers), now one, and a batch
   is cut into chunks of a sixteenth of a thread's share (``arrays::batch_parallel``); with
   per-group timers the threads were busy 94-96 % of each batch's encoding at a quarter and at
@@ -64,7 +67,11 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   keep the size of the largest batch: 167 / 199 / 199 MB, page faults 66 k / 81 k / 101 k ->
   46 k / 54 k / 55 k. Part of it (about 210 -> 230 MB with reuse alone) was batches of three
   8 MiB ranges where two fell just short of 16 MiB: a batch now stops at an eighth over its
-  limit. With reuse, RSS is flat from the 17th batch of the 1 GB run to its 65th.
+  limit. With reuse, RSS is flat from the 17th batch of the 1 GB run to its 65th. With the
+  shared fixed-size piece cache (main at 275da55): 209 / 270 / 272 MB and 75 k / 121 k / 197 k
+  page faults before, 184 / 201 / 203 MB and 50 k / 55 k / 55 k with the reused buffers.
+  JSON lines still grow (118 MB / 296 MB of .jsonl: 261 / 282 MB, 249 / 288 before): Python
+  reads them in 8 MiB blocks copied twice (``jsonl.py``) and makes a ``str`` per document.
 - JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
   machine, and a core taken from the encoder on 2 cores): they are now read in Rust
   (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
