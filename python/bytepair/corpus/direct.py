@@ -152,7 +152,11 @@ class ShardFile:
 
     def _release(self) -> None:
         if hasattr(self, "view"):
-            self.view.release()
+            try:
+                self.view.release()
+            except BufferError:  # a slice still held (by a traceback): leave the buffer to the GC
+                del self.view, self.staging
+                return
             if len(_FREE) < 2:
                 _FREE.append(self.staging)
             else:
