@@ -9,6 +9,7 @@ __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pie
 __all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
 __all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader (issue 9)
 __all__ += ["jsonl_texts"]  # JSON lines for corpus encoding (issue 11)
+__all__ += ["BatchEncoder"]  # corpus encoding with reused buffers (issue 11)
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
@@ -258,3 +259,36 @@ class HfVocab:
 # ---- JSON lines for corpus encoding (issue 11) ----
 
 def jsonl_texts(data: bytes, start: int, field: str) -> tuple[list[str], int, int]: ...
+
+# ---- Corpus encoding with reused buffers (issue 11) ----
+
+@final
+class BatchEncoder:
+    def __new__(cls, encoder: Encoder) -> Self: ...
+    # Ids written into `out` (grown when too small), as `Encoder.encode_flat` / `encode_file_ranges`
+    # return them; returns (number of ids, offsets as u64 little-endian[, replacements]).
+    def encode_texts(
+        self,
+        texts: list[str],
+        allowed: list[int],
+        *,
+        out: bytearray,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        num_threads: int | None = None,
+        chunk_bytes: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
+    ) -> tuple[int, bytearray]: ...
+    def encode_file_ranges(
+        self,
+        ranges: list[tuple[str, int, int]],
+        allowed: list[int],
+        *,
+        out: bytearray,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        replace_errors: bool = False,
+        num_threads: int | None = None,
+        chunk_bytes: int | None = None,
+        edges: list[tuple[bool, bool]] | None = None,
+    ) -> tuple[int, bytearray, int]: ...

@@ -4,10 +4,14 @@
 //!
 //! How the work is shared (performance notes):
 //! - Texts are cut into pieces of work by `Encoder::work` (large texts at independent cuts only,
-//!   so the ids never depend on the number of threads). Each piece of work is encoded on its own
-//!   thread into its own `Vec<Rank>`; nothing waits for the piece before it.
+//!   so the ids never depend on the number of threads), and consecutive pieces gathered into
+//!   groups of about a chunk's size (one group on one thread). Each group is encoded on its own
+//!   thread into its own `Vec<Rank>`; nothing waits for the group before it. A caller that
+//!   encodes batch after batch (corpus encoding) passes the buffers of the last batch back in
+//!   (`Scratch`, `encode_parts_reusing`, `read_ranges_into`): fresh buffers for every batch
+//!   left glibc's heap with holes, and peak RSS grew with the corpus.
 //! - Only then are the sizes known: a prefix sum gives each piece its place in the output, and
-//!   the pieces are copied (narrowed to u16 when asked) into disjoint slices of the output in
+//!   the groups are copied (narrowed to u16 when asked) into disjoint slices of the output in
 //!   parallel. There is no ordering step that runs on one thread, and the output is written
 //!   once, straight into the buffer Python will own (`py.rs` fills a `bytes` object in place).
 //! - The piece cache is the encoder's (`Encoder::cache`): a fixed set of shards that outlive the
@@ -60,22 +64,38 @@ pub struct Separator {
     pub prepend: bool,
 }
 
-/// Encoded texts, not yet flattened: the parts (pieces of work, in order) and, for each text,
-/// where its tokens start in the flat output (`offsets`, one more than the texts).
+/// Encoded texts, not yet flattened: the ids of the pieces of work, gathered in groups (one
+/// buffer per group of consecutive pieces, a thread's task), and, for each text, where its
+/// tokens start in the flat output (`offsets`, one more than the texts).
 #[derive(Debug)]
 pub struct Parts {
-    parts: Vec<Vec<Rank>>,
+    groups: Vec<Vec<Rank>>,
+    /// Index of the first piece of each group, and one more: the pieces of group `g` are
+    /// `pieces[firsts[g]..firsts[g + 1]]`.
+    firsts: Vec<usize>,
+    pieces: Vec<Piece>,
     pub offsets: Vec<u64>,
     separator: Option<Separator>,
-    /// The text each part belongs to, and whether it is the first / last part of that text
-    /// (and that text starts / ends a document: where a separator goes).
-    owners: Vec<(usize, bool, bool)>,
+}
+
+/// A piece of work in its group: where its ids end in the group's buffer (they start where
+/// the piece before it in the group ends), and whether the separator goes before / after it.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    end: usize,
+    before: bool,
+    after: bool,
 }
 
 impl Parts {
     /// Number of tokens in the flat output.
     pub fn total(&self) -> usize {
         *self.offsets.last().unwrap_or(&0) as usize
+    }
+
+    /// The id buffers, for the next call to reuse (`Scratch`).
+    pub fn into_buffers(self) -> Vec<Vec<Rank>> {
+        self.groups
     }
 
     /// Writes the flat output into `out` (exactly `total() * width` bytes), little-endian, on
@@ -85,28 +105,32 @@ impl Parts {
         if out.len() != self.total() * w {
             return Err(Error::Invalid("output buffer has the wrong size".into()));
         }
-        // Cut `out` into one disjoint slice per part (separators included), in order.
-        let mut slices = Vec::with_capacity(self.parts.len());
+        // Cut `out` into one disjoint slice per group (separators included), in order.
+        let mut slices = Vec::with_capacity(self.groups.len());
         let mut rest = out;
-        for (k, part) in self.parts.iter().enumerate() {
-            let (_, first, last) = self.owners[k];
-            let sep = self.separator.map_or(0, |s| {
-                usize::from((s.prepend && first) || (!s.prepend && last))
-            });
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut((part.len() + sep) * w);
+        for (g, ids) in self.groups.iter().enumerate() {
+            let seps: usize = self.pieces[self.firsts[g]..self.firsts[g + 1]]
+                .iter()
+                .map(|p| usize::from(p.before) + usize::from(p.after))
+                .sum();
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut((ids.len() + seps) * w);
             slices.push(mine);
             rest = tail;
         }
-        let one = |(k, dst): (usize, &mut [u8])| -> Result<()> {
-            let (_, first, last) = self.owners[k];
-            let sep = self.separator;
+        let one = |(g, dst): (usize, &mut [u8])| -> Result<()> {
+            let ids = &self.groups[g];
             let mut dst = dst;
-            if let Some(s) = sep.filter(|s| s.prepend && first) {
-                dst = put(width, &[s.id], dst)?;
-            }
-            dst = put(width, &self.parts[k], dst)?;
-            if let Some(s) = sep.filter(|s| !s.prepend && last) {
-                put(width, &[s.id], dst)?;
+            let mut start = 0;
+            for p in &self.pieces[self.firsts[g]..self.firsts[g + 1]] {
+                let sep = self.separator.map(|s| s.id).unwrap_or(0);
+                if p.before {
+                    dst = put(width, &[sep], dst)?;
+                }
+                dst = put(width, &ids[start..p.end], dst)?;
+                if p.after {
+                    dst = put(width, &[sep], dst)?;
+                }
+                start = p.end;
             }
             Ok(())
         };
@@ -128,6 +152,16 @@ impl Parts {
             .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
             .collect()
     }
+}
+
+/// Buffers that a long run of batches (corpus encoding) reuses from one batch to the next:
+/// the texts of file ranges read in Rust and the id buffers of the groups of work. Allocating
+/// them anew for each batch left glibc's heap with holes of every size, so that peak RSS grew
+/// with the corpus (issue 11); reused, each keeps the capacity of the largest batch so far.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    pub texts: Vec<String>,
+    pub ids: Vec<Vec<Rank>>,
 }
 
 /// Writes `ids` at the start of `dst` and returns the rest of `dst`.
@@ -184,6 +218,22 @@ impl Encoder {
         edges: Option<&[(bool, bool)]>,
         par: Parallel,
     ) -> Result<Parts> {
+        self.encode_parts_reusing(texts, allowed, separator, edges, par, &mut Vec::new())
+    }
+
+    /// `encode_parts_edges` that takes its id buffers from `pool` (and allocates only those
+    /// missing); `Parts::into_buffers` gives them back. The pieces of work (`Encoder::work`)
+    /// are gathered into groups of consecutive pieces of at least `group_bytes(par, total)`
+    /// bytes, each group encoded by one thread into one buffer: one thread, one buffer.
+    pub fn encode_parts_reusing(
+        &self,
+        texts: &[&str],
+        allowed: &[Rank],
+        separator: Option<Separator>,
+        edges: Option<&[(bool, bool)]>,
+        par: Parallel,
+        pool: &mut Vec<Vec<Rank>>,
+    ) -> Result<Parts> {
         if edges.is_some_and(|e| e.len() != texts.len()) {
             return Err(Error::Invalid("edges must have one entry per text".into()));
         }
@@ -191,44 +241,110 @@ impl Encoder {
         let matcher = self.matcher(allowed)?;
         let m = matcher.as_deref();
         let work = self.work(texts, par);
-        let one = |&(_, c): &(usize, &str)| {
-            let mut out = Vec::with_capacity(c.len() / 3);
-            self.encode_chunk(c, m, &mut out).map(|_| out)
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let target = group_bytes(par, total);
+        let mut firsts = vec![0usize];
+        let mut bytes = 0usize;
+        for (k, (_, c)) in work.iter().enumerate() {
+            // A piece joins the group unless that takes it over the target (a group holds at
+            // least one piece): chunks of a large text stay one per group.
+            if k > 0 && bytes + c.len() > target {
+                firsts.push(k);
+                bytes = 0;
+            }
+            bytes += c.len();
+        }
+        firsts.push(work.len());
+        let groups = firsts.len() - 1;
+        let mut bufs: Vec<Vec<Rank>> = (0..groups)
+            .map(|_| pool.pop().unwrap_or_default())
+            .collect();
+        let one = |(g, buf): (usize, &mut Vec<Rank>)| -> Result<Vec<usize>> {
+            let mine = &work[firsts[g]..firsts[g + 1]];
+            buf.clear();
+            buf.reserve(mine.iter().map(|(_, c)| c.len()).sum::<usize>() / 3);
+            let mut ends = Vec::with_capacity(mine.len());
+            for &(_, c) in mine {
+                self.encode_chunk(c, m, buf)?;
+                ends.push(buf.len());
+            }
+            Ok(ends)
         };
-        let parts: Vec<Vec<Rank>> = crate::threads::run(par.threads, || {
+        let ends: Vec<Vec<usize>> = crate::threads::run(par.threads, || {
             if par.threads == 1 {
-                work.iter().map(one).collect::<Result<_>>()
+                bufs.iter_mut().enumerate().map(one).collect::<Result<_>>()
             } else {
-                work.par_iter().map(one).collect::<Result<_>>()
+                bufs.par_iter_mut()
+                    .enumerate()
+                    .map(one)
+                    .collect::<Result<_>>()
             }
         })??;
-        let sep = usize::from(separator.is_some());
-        let mut owners = Vec::with_capacity(work.len());
+        let ends: Vec<usize> = ends.into_iter().flatten().collect();
+        let mut group_start = vec![0usize; work.len()]; // where each piece's ids start
+        for g in 0..groups {
+            let (a, b) = (firsts[g], firsts[g + 1]);
+            if b > a + 1 {
+                group_start[a + 1..b].copy_from_slice(&ends[a..b - 1]);
+            }
+        }
+        let prepend = separator.is_some_and(|s| s.prepend);
+        let append = separator.is_some_and(|s| !s.prepend);
+        let mut pieces = Vec::with_capacity(work.len());
         let mut offsets = vec![0u64; texts.len() + 1];
         let mut pos = 0usize;
         let mut k = 0;
         for i in 0..texts.len() {
-            let (starts, ends) = edge(i);
-            pos += sep * usize::from(starts && separator.is_some_and(|s| s.prepend));
+            let (starts, ends_doc) = edge(i);
             let first_k = k;
             while k < work.len() && work[k].0 == i {
                 k += 1;
             }
             // `work` holds at least one piece per text (an empty text is one empty piece).
-            for (j, part) in parts.iter().enumerate().take(k).skip(first_k) {
-                pos += part.len();
-                owners.push((i, starts && j == first_k, ends && j + 1 == k));
+            for j in first_k..k {
+                let before = prepend && starts && j == first_k;
+                let after = append && ends_doc && j + 1 == k;
+                pos += ends[j] - group_start[j] + usize::from(before) + usize::from(after);
+                pieces.push(Piece {
+                    end: ends[j],
+                    before,
+                    after,
+                });
             }
-            pos += sep * usize::from(ends && separator.is_some_and(|s| !s.prepend));
             offsets[i + 1] = pos as u64;
         }
         debug_assert_eq!(k, work.len());
         Ok(Parts {
-            parts,
+            groups: bufs,
+            firsts,
+            pieces,
             offsets,
             separator,
-            owners,
         })
+    }
+}
+
+/// Bytes of text per group of work: everything in one group on one thread; on more, at most
+/// the chunk size `Encoder::work` cuts at (a quarter of a thread's share, so that work
+/// stealing evens out the threads), whole small texts gathered up to it.
+fn group_bytes(par: Parallel, total: usize) -> usize {
+    if par.threads <= 1 {
+        return usize::MAX;
+    }
+    par.chunk_bytes.unwrap_or(total / (4 * par.threads)).max(1)
+}
+
+/// The threads and chunking for one batch of a long run (corpus encoding, `total` bytes): when
+/// not asked otherwise, chunks of a sixteenth of a thread's share, not a quarter. Each batch
+/// ends in a barrier where a thread that took the last large chunk keeps the others waiting;
+/// between batches of 16 MiB on two threads that was one chunk of 2 MiB in every batch.
+pub fn batch_parallel(par: Parallel, total: usize) -> Parallel {
+    if par.chunk_bytes.is_some() || par.threads <= 1 {
+        return par;
+    }
+    Parallel {
+        chunk_bytes: Some((total / (16 * par.threads)).max(64 << 10)),
+        ..par
     }
 }
 
@@ -266,39 +382,72 @@ pub fn read_ranges(
     replace: bool,
     threads: usize,
 ) -> Result<(Vec<String>, u64)> {
+    let mut texts = Vec::new();
+    let replaced = read_ranges_into(ranges, replace, threads, &mut texts)?;
+    texts.truncate(ranges.len());
+    Ok((texts, replaced))
+}
+
+/// `read_ranges` into `texts[..ranges.len()]` (added when missing), reusing their buffers:
+/// a buffer keeps its capacity, so a long run reads each batch into the memory of the last.
+pub fn read_ranges_into(
+    ranges: &[(String, u64, u64)],
+    replace: bool,
+    threads: usize,
+    texts: &mut Vec<String>,
+) -> Result<u64> {
     use std::io::{Read, Seek, SeekFrom};
-    let one = |(p, start, end): &(String, u64, u64)| -> Result<(String, u64)> {
+    if texts.len() < ranges.len() {
+        texts.resize_with(ranges.len(), String::new);
+    }
+    let one = |((p, start, end), slot): (&(String, u64, u64), &mut String)| -> Result<u64> {
         let io = |error| Error::Io {
             source: p.clone(),
             error,
         };
+        let mut bytes = std::mem::take(slot).into_bytes();
+        bytes.clear();
         let mut file = std::fs::File::open(p).map_err(io)?;
         // Sized once from the file (never from the range alone): growing by doubling left
         // buffers of many sizes behind in the heap.
         let len = file.metadata().map_err(io)?.len();
         let want = end.min(&len).saturating_sub(*start);
         file.seek(SeekFrom::Start(*start)).map_err(io)?;
-        let mut bytes = Vec::with_capacity(want as usize);
+        bytes.reserve(want as usize);
         file.take(end.saturating_sub(*start))
             .read_to_end(&mut bytes)
             .map_err(io)?;
-        match utf8_text(bytes, p, replace) {
-            Err(Error::Utf8 { source, offset }) => Err(Error::Utf8 {
-                source,
-                offset: offset + start,
-            }),
-            other => other,
-        }
+        // Checked in place: the text keeps the buffer (no copy unless bytes are replaced).
+        let (text, n) = match String::from_utf8(bytes) {
+            Ok(text) => (text, 0),
+            Err(e) if !replace => {
+                return Err(Error::Utf8 {
+                    source: p.clone(),
+                    offset: e.utf8_error().valid_up_to() as u64 + start,
+                })
+            }
+            Err(e) => utf8_text(e.into_bytes(), p, true)?,
+        };
+        *slot = text;
+        Ok(n)
     };
-    let read: Vec<(String, u64)> = crate::threads::run(threads, || {
+    let slots = &mut texts[..ranges.len()];
+    let counts: Vec<u64> = crate::threads::run(threads, || {
         if threads == 1 {
-            ranges.iter().map(one).collect::<Result<_>>()
+            ranges
+                .iter()
+                .zip(slots.iter_mut())
+                .map(one)
+                .collect::<Result<_>>()
         } else {
-            ranges.par_iter().map(one).collect::<Result<_>>()
+            ranges
+                .par_iter()
+                .zip(slots.par_iter_mut())
+                .map(one)
+                .collect::<Result<_>>()
         }
     })??;
-    let replaced = read.iter().map(|r| r.1).sum();
-    Ok((read.into_iter().map(|r| r.0).collect(), replaced))
+    Ok(counts.iter().sum())
 }
 
 /// Reads the files (one per thread) as text, as `utf8_text` does; returns the texts and the
@@ -417,6 +566,68 @@ mod tests {
         assert!(enc
             .encode_parts_edges(&texts, &[], None, Some(&edges[..2]), Parallel::SERIAL)
             .is_err());
+    }
+
+    #[test]
+    fn reused_buffers_give_the_ids_of_fresh_ones() {
+        // One pool through batches of different sizes, threads and chunkings: each batch's
+        // ids and offsets are those of a call with no pool.
+        let enc = encoder();
+        let long = "aab abab aaaa b\n".repeat(300);
+        let short = "ab aa\n".repeat(40);
+        let batches: [&[&str]; 4] = [
+            &[&long, "x<|eot|>aa", "ab"],
+            &["", "b"],
+            &[&short, &long, &short, "aab ab", &long],
+            &["aa"],
+        ];
+        let mut pool = Vec::new();
+        for round in 0..2 {
+            for (b, texts) in batches.iter().enumerate() {
+                let threads = 1 + (b + round) % 3;
+                let par = Parallel {
+                    threads,
+                    chunk_bytes: [None, Some(50), Some(1000)][(b + round) % 3],
+                };
+                let sep = Some(Separator {
+                    id: 9,
+                    prepend: b % 2 == 0,
+                });
+                let fresh = enc.encode_parts(texts, &[70000], sep, par).unwrap();
+                let reused = enc
+                    .encode_parts_reusing(texts, &[70000], sep, None, par, &mut pool)
+                    .unwrap();
+                assert_eq!(reused.to_vec(), fresh.to_vec(), "batch {b} round {round}");
+                assert_eq!(reused.offsets, fresh.offsets);
+                pool.extend(reused.into_buffers());
+            }
+        }
+        assert!(!pool.is_empty());
+    }
+
+    #[test]
+    fn ranges_read_into_reused_texts() {
+        let dir = std::env::temp_dir().join(format!("bytepair-arrays-into-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.txt");
+        std::fs::write(&path, b"line one\nline two\nthree\n").unwrap();
+        let p = path.to_string_lossy().to_string();
+        let mut texts = Vec::new();
+        read_ranges_into(
+            &[(p.clone(), 0, 18), (p.clone(), 18, 99)],
+            false,
+            2,
+            &mut texts,
+        )
+        .unwrap();
+        assert_eq!(
+            texts,
+            vec!["line one\nline two\n".to_string(), "three\n".to_string()]
+        );
+        // Fewer, shorter ranges into the same buffers: only the first slots are rewritten.
+        read_ranges_into(&[(p.clone(), 5, 9)], false, 1, &mut texts).unwrap();
+        assert_eq!(texts[0], "one\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -32,21 +32,46 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   cost a copy of the batch's ids (about 5 %; 19 % with one separator per 2,000 ids): Rust now
   puts them (``edges=``). Not overlapped: the first batch's reading (now 1 MiB, ramping up), the
   last batch's write, the last shard's re-hash (its header changes) and its fsync.
+- Two threads on two cores (262 MB of the bench mix, o200k, uint32 ids; issue 11): encode-corpus
+  ran at 0.85-0.87x of ``encode_files``. Per-batch timers showed the encoder never idle between
+  batches (1-2 ms in all) and the tail of the run short (0.06 s); what was missing was CPU. This
+  thread (``time.thread_time``) spent 0.72 s writing shards against ~4 s of encoding: 0.51 s in
+  ``write`` and 0.15 s in sha256. At one thread it ran on the idle second core; at two it was
+  taken from the encoder. The writes were the page cache's cost: once the kernel must reclaim
+  a page for each new one (a run writing more than memory keeps), 2 ms of CPU per MB. Shards
+  are now written with ``O_DIRECT`` (``corpus/direct.py``): this thread's CPU 0.72 -> 0.32 s
+  (write 0.51 -> 0.09 s, mostly the copy into the aligned staging buffer); against main at
+  275da55 in turn, 0.72 / 0.62 -> 0.29 / 0.29 s, and the process's CPU 5.9 / 5.9 -> 5.0 / 4.4 s.
+  When the kernel has free pages at hand (the output of the last run just deleted) buffered
+  writes cost a tenth of that, and the two ways run alike. Also: a group of
+  work in Rust was two 2 MiB chunks (first version of the reused buffers), now one, and a batch
+  is cut into chunks of a sixteenth of a thread's share (``arrays::batch_parallel``); with
+  per-group timers the threads were busy 94-96 % of each batch's encoding at a quarter and at
+  a sixteenth alike on the loaded machine, so that part is not where the time went.
 - Large plain-text files never pass through Python (``_file_ranges``: Rust reads byte ranges
   cut at independent cuts on the encoding threads). Small text files are read by
   ``sources.documents``, one ``str`` each.
 - Peak memory (issue 11; /proc/self/status, o200k, one thread, plain text, 2-core machine):
-  179 / 211 / 266 MB of peak RSS for 100 MB / 262 MB / 1 GB of input (194 / 236 / 287 before
-  Rust read each byte range into a buffer sized once, not grown by doubling). Nothing of bytepair's
-  grows with the corpus (the piece caches are bounded); glibc's malloc does: after the first
-  large free it raises its mmap threshold (up to 32 MiB), so each batch's texts and ids come
-  from the heap, whose freed holes it keeps. Tried and dropped: the threshold fixed at 1 MiB
-  with ``mallopt`` (large buffers mapped and unmapped whole): 156 / 174 / 189 MB, but every
-  batch then faults in fresh pages (236 k against 89 k page faults at 262 MB) and the run
-  took 1.2x (262 MB: 4.0 / 3.9 s against 3.3 / 3.4 s) to 1.5x (1 GB: 18.0 s against 12.3 s)
-  as long; ``malloc_trim(0)`` before each batch: 177 MB at 262 MB (before the larger piece
-  caches). The fix that keeps both is to reuse the batch buffers (texts read in Rust, ids)
-  across batches instead of allocating them anew.
+  179 / 210 / 266 MB of peak RSS for 100 MB / 262 MB / 1 GB of input (194 / 236 / 287 before
+  Rust read each byte range into a buffer sized once, not grown by doubling). Nothing of
+  bytepair's grew with the corpus (the piece caches are bounded); glibc's malloc did: after the
+  first large free it raises its mmap threshold (up to 32 MiB), so each batch's texts and ids
+  came from the heap, whose freed holes it kept. Tried and dropped: the threshold fixed at
+  1 MiB with ``mallopt`` (large buffers mapped and unmapped whole): 156 / 174 / 189 MB, but
+  every batch then faults in fresh pages (236 k against 89 k page faults at 262 MB) and the
+  run took 1.2x (262 MB: 4.0 / 3.9 s against 3.3 / 3.4 s) to 1.5x (1 GB: 18.0 s against
+  12.3 s) as long; ``malloc_trim(0)`` before each batch: 177 MB at 262 MB (before the larger
+  piece caches). Now the batch buffers are reused (``Batches``, ``_core.BatchEncoder``): the
+  texts Rust reads, the id buffers (one per group of work, ``arrays.rs``) and two output
+  ``bytearray`` slots taken in turn (one being written to shards, one being encoded into)
+  keep the size of the largest batch: 167 / 199 / 199 MB, page faults 66 k / 81 k / 101 k ->
+  46 k / 54 k / 55 k. Part of it (about 210 -> 230 MB with reuse alone) was batches of three
+  8 MiB ranges where two fell just short of 16 MiB: a batch now stops at an eighth over its
+  limit. With reuse, RSS is flat from the 17th batch of the 1 GB run to its 65th. With the
+  shared fixed-size piece cache (main at 275da55): 209 / 270 / 272 MB and 75 k / 121 k / 197 k
+  page faults before, 184 / 201 / 203 MB and 50 k / 55 k / 55 k with the reused buffers.
+  JSON lines still grow (118 MB / 296 MB of .jsonl: 261 / 282 MB, 249 / 288 before): Python
+  reads them in 8 MiB blocks copied twice (``jsonl.py``) and makes a ``str`` per document.
 - JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
   machine, and a core taken from the encoder on 2 cores): they are now read in Rust
   (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
@@ -221,6 +246,56 @@ def _stream_text(f: SourceFile, errors: str, tok: Tokenizer) -> Iterator[Unit]:
         yield held
 
 
+class Batches:
+    """Encodes batches of units into buffers reused from batch to batch (``_core.BatchEncoder``):
+    the texts read in Rust, the id buffers and ``slots`` output bytearrays taken in turn, so
+    that memory stays that of the largest batch, whatever the corpus size. The arrays a call
+    returns view the output of its slot: they hold until ``slots`` more calls, and must be
+    dropped before then (a slot that has to grow while viewed raises ``BufferError``)."""
+
+    def __init__(self, tok: Tokenizer, dt: np.dtype[Any], separator: tuple[int, bool] | None,
+                 num_threads: int | None, slots: int = 2) -> None:
+        from bytepair import _core
+
+        self.tok, self.dt, self.separator, self.num_threads = tok, dt, separator, num_threads
+        self.core = _core.BatchEncoder(tok._core)
+        self.outs = [bytearray() for _ in range(slots)]
+        self.turn = 0
+
+    def encode(self, units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """The ids of a batch of units (all texts, or all file ranges) with their separators
+        (put in Rust, before each unit that starts a document or after each that ends one)."""
+        out = self.outs[self.turn]
+        self.turn = (self.turn + 1) % len(self.outs)
+        dt, separator, num_threads = self.dt, self.separator, self.num_threads
+        width = dt.itemsize
+        edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
+        if units[0].range is not None:  # byte ranges of a large file, read in Rust
+            ranges = [u.range for u in units if u.range is not None]
+            n, raw_offsets, _ = self.core.encode_file_ranges(
+                ranges, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
+            )
+        else:
+            tok = self.tok
+            texts = [u.text for u in units]
+            if tok._normalize is not None:
+                texts = [tok._normalize(t) for t in texts]
+            try:
+                n, raw_offsets = self.core.encode_texts(
+                    texts, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
+                )
+            except UnicodeEncodeError:  # lone surrogates: U+FFFD, as the encoder does
+                from bytepair.arrays import _repair
+
+                n, raw_offsets = self.core.encode_texts(
+                    _repair(texts), [], out=out, width=width, separator=separator, num_threads=num_threads,
+                    edges=edges,
+                )
+        ids = np.frombuffer(out, dtype=dt.newbyteorder("<"), count=n).view(dt)
+        offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
+        return ids, offsets
+
+
 def encode_units(
     tok: Tokenizer,
     units: list[Unit],
@@ -228,23 +303,8 @@ def encode_units(
     separator: tuple[int, bool] | None,
     num_threads: int | None,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """The ids of a batch of units (all texts, or all file ranges) with their separators (put
-    in Rust, before each unit that starts a document or after each that ends one)."""
-    from bytepair.arrays import encode_documents
-
-    edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
-    if units[0].range is not None:  # byte ranges of a large file, read in Rust
-        ranges = [u.range for u in units if u.range is not None]
-        raw_ids, raw_offsets, _ = tok._core.encode_file_ranges(
-            ranges, [], width=dt.itemsize, separator=separator, num_threads=num_threads, edges=edges
-        )
-        ids = np.frombuffer(raw_ids, dtype=dt.newbyteorder("<")).view(dt)
-        offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
-        return ids, offsets
-    texts = [u.text for u in units]
-    if tok._normalize is not None:
-        texts = [tok._normalize(t) for t in texts]
-    return encode_documents(tok, texts, allowed=[], dt=dt, separator=separator, num_threads=num_threads, edges=edges)
+    """The ids of one batch of units (``Batches.encode`` with buffers of its own)."""
+    return Batches(tok, dt, separator, num_threads, slots=1).encode(units)
 
 
 class _Progress:
@@ -393,8 +453,7 @@ def encode_corpus(
     Replaced.count = 0
     state = _Writer(out, format, itemsize, shard_tokens, doc)
 
-    def encode(units: list[Unit]) -> tuple[NDArray[Any], NDArray[np.int64]]:
-        return encode_units(tok, units, dt, separator, num_threads)
+    encode = Batches(tok, dt, separator, num_threads).encode  # two output slots: one encoded, one written
 
     done_files = 0
     read_bytes = 0
@@ -414,9 +473,13 @@ def encode_corpus(
             if index < start_doc:
                 index += 1
                 continue
-            if batch and (batch[-1].range is None) != (unit.range is None):
-                yield first, batch  # a batch is all texts or all file ranges
+            # A batch is all texts or all file ranges, and (unless one unit is) at most an eighth
+            # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
+            # RSS from about 210 to 230 MB, issue 11).
+            if batch and ((batch[-1].range is None) != (unit.range is None) or size + unit.size() > limit + limit // 8):
+                yield first, batch
                 first, batch, size = index, [], 0
+                limit = min(batch_bytes, limit * 2)
             batch.append(unit)
             size += unit.size()
             index += 1
@@ -448,6 +511,7 @@ def encode_corpus(
             if pending is not None:
                 ids, offsets = pending[0].result()
                 state.add(ids, offsets, pending[1], pending[2], skip)
+                del ids, offsets  # views of an output slot the batch after next reuses
                 skip = 0
                 meter.update(min(read_bytes, total_bytes), state.written)
             pending = (job, first, units)

@@ -24,9 +24,11 @@ import hashlib
 import os
 import struct
 import uuid
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
+
+from bytepair.corpus.direct import ShardFile
 
 FORMATS = ("llmc", "megatron", "npy")
 
@@ -113,7 +115,7 @@ class ShardWriter:
         self.tokens = 0
         self.lengths: list[int] = []
         self.header = header_bytes(fmt, itemsize, expected_tokens)
-        self.file: IO[bytes] = open(self.tmps[0], "wb")  # noqa: SIM115 - closed in close()/abort()
+        self.file = ShardFile(self.tmps[0])  # O_DIRECT where possible (corpus/direct.py)
         self.hash = hashlib.sha256()
         self._put(self.header)
 
@@ -132,17 +134,16 @@ class ShardWriter:
         rehash = header != self.header  # only the last shard, which is shorter than the others
         if rehash:
             if len(header) == len(self.header):
-                self.file.seek(0)
-                self.file.write(header)
+                self.file.patch(0, header)
             else:  # an npy header that changed length: write the file again
+                self.file.sync()
                 self.file.close()
                 with open(self.tmps[0], "rb") as old:
                     old.seek(len(self.header))
                     body = old.read()
-                self.file = open(self.tmps[0], "wb")  # noqa: SIM115
+                self.file = ShardFile(self.tmps[0])
                 self.file.write(header + body)
-        self.file.flush()
-        os.fsync(self.file.fileno())
+        self.file.sync()
         self.file.close()
         digests = [file_sha256(self.tmps[0]) if rehash else self.hash.hexdigest()]
         if self.fmt == "megatron":
