@@ -1004,14 +1004,15 @@ impl Bpe {
         // A pair merges into the token its bytes make, at that token's rank; of all the ways to
         // split a token in two, only its last merge is ever used (see `last_merge`), so the
         // table holds that one: 200 k pairs for o200k rather than 446 k.
-        let used = bpe.find_rank_pairs();
+        let (pairs, used) = bpe.rank_pairs();
+        bpe.pairs = pairs;
         bpe.monotone = bpe.ranks_are_monotone(&used);
         bpe.index_byte_pairs();
         Ok((bpe, used))
     }
 
-    /// Fills the pair table of a rank model with the last merge of every token (see
-    /// `last_merge`) and returns them as (left, right, token), in id order.
+    /// The pair table of a rank model, holding the last merge of every token (see
+    /// `last_merge`), and those merges as (left, right, token), in id order.
     ///
     /// Tokens are taken in rank order and each one's bytes are merged with the pairs of the
     /// tokens before it, found so far: that is how the finished table would encode them up to
@@ -1021,7 +1022,7 @@ impl Bpe {
     /// that merges cannot make at all), `last_merge` decides from the bytes. One pair lookup
     /// per step, not a hash of the bytes of every candidate: loading o200k took 0.35 s of CPU
     /// with `last_merge` for every token (on all cores), mostly in `lookup`.
-    fn find_rank_pairs(&mut self) -> Vec<(Rank, Rank, Rank)> {
+    fn rank_pairs(&self) -> (PairTable, Vec<(Rank, Rank, Rank)>) {
         let ids: Vec<Rank> = (0..self.spans.len() as Rank)
             .filter(|&id| self.spans[id as usize].1 > 1 && self.spans[id as usize].1 != u32::MAX)
             .collect();
@@ -1057,8 +1058,7 @@ impl Bpe {
                 used.push((l, r, id));
             }
         }
-        self.pairs = pairs;
-        used
+        (pairs, used)
     }
 
     /// The pair of the last merge of encoding `piece` by merges, in tiktoken's model (a pair
@@ -1112,17 +1112,7 @@ impl Bpe {
     /// order. Tokens that merges cannot make from their bytes are left out. Merges in this
     /// order encode every text as the ranks do, since the ranks only ever use these pairs.
     pub fn rank_merges(&self) -> Vec<(Rank, Rank, Rank)> {
-        let ids: Vec<Rank> = (0..self.spans.len() as Rank)
-            .filter(|&id| self.spans[id as usize].1 > 1 && self.spans[id as usize].1 != u32::MAX)
-            .collect();
-        ids.par_chunks(4096)
-            .flat_map_iter(|chunk| {
-                chunk.iter().filter_map(|&id| {
-                    let (l, r) = self.last_merge(self.token_bytes(id).ok()?)?;
-                    Some((l, r, id))
-                })
-            })
-            .collect()
+        self.rank_pairs().1
     }
 
     pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
