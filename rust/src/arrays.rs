@@ -14,13 +14,11 @@
 //!   the groups are copied (narrowed to u16 when asked) into disjoint slices of the output in
 //!   parallel. There is no ordering step that runs on one thread, and the output is written
 //!   once, straight into the buffer Python will own (`py.rs` fills a `bytes` object in place).
-//! - The piece cache is the encoder's (`Encoder::cache`): a fixed set of shards that outlive the
-//!   call, each taken by whichever thread is free. A long run over a corpus therefore keeps its
-//!   cache warm across batches and across threads, which is the steady state of Zipfian text.
-//!   A shard holds up to ~786 k pieces of up to 16 bytes (two generations of 16 MiB) and
-//!   ~256 k longer ones (two generations of 2 MiB of slots plus their arena), allocated as it
-//!   fills (`encode::short`, `encode::CACHE_BITS`): 100 MB of the bench mix has 425 k distinct
-//!   pieces that are not one token, which the earlier 2 x 64 Ki entries did not hold.
+//! - The piece cache is the encoder's (`PieceCache`, `encode/cache.rs`): one cache shared by
+//!   all threads, of fixed size, that outlives the call. A long run over a corpus therefore
+//!   keeps it warm across batches and across threads, which is the steady state of Zipfian
+//!   text; 262 MB of the bench mix has 842 k distinct pieces that are not one token, and a
+//!   second pass re-merges 34 k of them (the per-thread shards before it: 440-490 k).
 //! - Files are read whole with one `read` each (in parallel, one file per thread), checked as
 //!   UTF-8 (the first bad byte is named with its offset), or repaired with U+FFFD as Python's
 //!   `errors="replace"` does (the same maximal-subpart rule), counting the replacements.

@@ -1588,11 +1588,6 @@ impl Encoder {
         }
     }
 
-    /// The piece cache.
-    fn cache(&self) -> Option<&PieceCache> {
-        Some(&self.cache)
-    }
-
     /// Empties the piece cache (benchmarks use it to measure encoding from a cold start).
     pub fn clear_cache(&self) {
         self.cache.clear();
@@ -1692,7 +1687,7 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
-        let cache = self.cache();
+        let cache = Some(&self.cache);
         let bytes = text.as_bytes();
         self.walk(
             text,
@@ -1721,7 +1716,7 @@ impl Encoder {
         total: &AtomicUsize,
         limit: Option<usize>,
     ) -> Result<()> {
-        let cache = self.cache();
+        let cache = Some(&self.cache);
         let mut scratch = Vec::new();
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
