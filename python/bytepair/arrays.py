@@ -16,8 +16,8 @@ before anything is encoded.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -69,10 +69,18 @@ def _arrays(raw: tuple[bytearray, bytearray], dt: np.dtype[Any]) -> tuple[NDArra
     return np.frombuffer(ids, dtype=dt.newbyteorder("<")).view(dt), np.frombuffer(offsets, dtype="<i8").view(np.int64)
 
 
-def _repair(texts: list[str]) -> list[str]:
-    from bytepair.tokenizer import _repair_surrogates
+_T = TypeVar("_T")
 
-    return [_repair_surrogates(t) for t in texts]
+
+def with_repair(encode: Callable[[list[str]], _T], texts: list[str]) -> _T:
+    """``encode(texts)``, or, when a text holds a lone surrogate (which has no UTF-8), the same
+    with such code points as U+FFFD, as the encoder treats them."""
+    try:
+        return encode(texts)
+    except UnicodeEncodeError:
+        from bytepair.tokenizer import _repair_surrogates
+
+        return encode([_repair_surrogates(t) for t in texts])
 
 
 def encode_documents(
@@ -91,12 +99,10 @@ def encode_documents(
     it if ``edges[i][1]``, and only those get the separator."""
     core = tok._core
     width = _DTYPES[dt]
-    try:
-        raw = core.encode_flat(texts, allowed, width=width, separator=separator, num_threads=num_threads, edges=edges)
-    except UnicodeEncodeError:
-        raw = core.encode_flat(
-            _repair(texts), allowed, width=width, separator=separator, num_threads=num_threads, edges=edges
-        )
+    raw = with_repair(
+        lambda ts: core.encode_flat(ts, allowed, width=width, separator=separator, num_threads=num_threads, edges=edges),
+        texts,
+    )
     return _arrays(raw, dt)
 
 

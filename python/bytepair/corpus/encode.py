@@ -280,17 +280,14 @@ class Batches:
             texts = [u.text for u in units]
             if tok._normalize is not None:
                 texts = [tok._normalize(t) for t in texts]
-            try:
-                n, raw_offsets = self.core.encode_texts(
-                    texts, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
-                )
-            except UnicodeEncodeError:  # lone surrogates: U+FFFD, as the encoder does
-                from bytepair.arrays import _repair
+            from bytepair.arrays import with_repair
 
-                n, raw_offsets = self.core.encode_texts(
-                    _repair(texts), [], out=out, width=width, separator=separator, num_threads=num_threads,
-                    edges=edges,
-                )
+            n, raw_offsets = with_repair(
+                lambda ts: self.core.encode_texts(
+                    ts, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
+                ),
+                texts,
+            )
         ids = np.frombuffer(out, dtype=dt.newbyteorder("<"), count=n).view(dt)
         offsets = np.frombuffer(raw_offsets, dtype="<i8").view(np.int64)
         return ids, offsets
