@@ -91,77 +91,84 @@ fn classify<const ALL: bool>(w: &[u8; 64]) -> Classes {
     }
 }
 
+/// The body of `classify_avx2` and `classify_sse2`: the classes of the 64 bytes at `$w`, from
+/// vectors of `$lanes` bytes with that width's intrinsics (`$gt` a signed greater-than).
+#[cfg(target_arch = "x86_64")]
+macro_rules! classify_lanes {
+    ($w:expr, $all:expr, $lanes:literal, $vec:ty, $load:ident, $add:ident, $set1:ident,
+     $gt:ident, $eq:ident, $or:ident, $movemask:ident) => {
+        // SAFETY: the caller has the instructions (SSE2 is part of every x86_64, AVX2 is
+        // checked before `classify_avx2` is called); the loads are unaligned loads of `$lanes`
+        // bytes inside the 64 of `$w`.
+        unsafe {
+            let mut c = Classes::default();
+            for k in 0..64 / $lanes {
+                let v = $load($w.as_ptr().add($lanes * k) as *const $vec);
+                // Unsigned `lo <= x < lo + len`: shift the range to start at -128, compare signed.
+                let range = |x: $vec, lo: u8, len: u8| {
+                    let x = $add(x, $set1(0x80u8.wrapping_sub(lo) as i8));
+                    $gt($set1((0x80u8 + len) as i8), x)
+                };
+                let eq = |b: u8| $eq(v, $set1(b as i8));
+                let bits = |m: $vec| ($movemask(m) as u32 as u64) << ($lanes * k);
+                let space = eq(b' ');
+                if $all {
+                    c.lower |= bits(range(v, b'a', 26));
+                    c.upper |= bits(range(v, b'A', 26));
+                    c.nl |= bits($or(eq(b'\n'), eq(b'\r')));
+                    c.slash |= bits(eq(b'/'));
+                } else {
+                    // `x | 0x20` is a lowercase letter for exactly the ASCII letters.
+                    let folded = $or(v, $set1(0x20));
+                    c.letter |= bits(range(folded, b'a', 26));
+                }
+                c.digit |= bits(range(v, b'0', 10));
+                c.space |= bits(space);
+                c.ws |= bits($or(space, range(v, 9, 5)));
+                c.quote |= bits(eq(b'\''));
+                c.high |= bits(v);
+            }
+            c
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn classify_avx2<const ALL: bool>(w: &[u8; 64]) -> Classes {
     use std::arch::x86_64::*;
-    let mut c = Classes::default();
-    for k in 0..2 {
-        // SAFETY: an unaligned load of 32 bytes inside `w`.
-        let v = unsafe { _mm256_loadu_si256(w.as_ptr().add(32 * k) as *const __m256i) };
-        // Unsigned `lo <= x < lo + len`: shift the range to start at -128, compare signed.
-        let range = |x: __m256i, lo: u8, len: u8| {
-            let x = _mm256_add_epi8(x, _mm256_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
-            _mm256_cmpgt_epi8(_mm256_set1_epi8((0x80u8 + len) as i8), x)
-        };
-        let eq = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
-        let bits = |m: __m256i| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * k);
-        let space = eq(b' ');
-        if ALL {
-            c.lower |= bits(range(v, b'a', 26));
-            c.upper |= bits(range(v, b'A', 26));
-            c.nl |= bits(_mm256_or_si256(eq(b'\n'), eq(b'\r')));
-            c.slash |= bits(eq(b'/'));
-        } else {
-            // `x | 0x20` is a lowercase letter for exactly the ASCII letters.
-            let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
-            c.letter |= bits(range(folded, b'a', 26));
-        }
-        c.digit |= bits(range(v, b'0', 10));
-        c.space |= bits(space);
-        c.ws |= bits(_mm256_or_si256(space, range(v, 9, 5)));
-        c.quote |= bits(eq(b'\''));
-        c.high |= bits(v);
-    }
-    c
+    classify_lanes!(
+        w,
+        ALL,
+        32,
+        __m256i,
+        _mm256_loadu_si256,
+        _mm256_add_epi8,
+        _mm256_set1_epi8,
+        _mm256_cmpgt_epi8,
+        _mm256_cmpeq_epi8,
+        _mm256_or_si256,
+        _mm256_movemask_epi8
+    )
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn classify_sse2<const ALL: bool>(w: &[u8; 64]) -> Classes {
     use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of the x86_64 baseline; the loads are unaligned loads of 16 bytes
-    // inside `w`.
-    unsafe {
-        let mut c = Classes::default();
-        for k in 0..4 {
-            let v = _mm_loadu_si128(w.as_ptr().add(16 * k) as *const __m128i);
-            // Unsigned `lo <= x < lo + len`: shift the range to start at -128, compare signed.
-            let range = |x: __m128i, lo: u8, len: u8| {
-                let x = _mm_add_epi8(x, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
-                _mm_cmplt_epi8(x, _mm_set1_epi8((0x80u8 + len) as i8))
-            };
-            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-            let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 as u64) << (16 * k);
-            let space = eq(b' ');
-            if ALL {
-                c.lower |= bits(range(v, b'a', 26));
-                c.upper |= bits(range(v, b'A', 26));
-                c.nl |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
-                c.slash |= bits(eq(b'/'));
-            } else {
-                // `x | 0x20` is a lowercase letter for exactly the ASCII letters.
-                let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-                c.letter |= bits(range(folded, b'a', 26));
-            }
-            c.digit |= bits(range(v, b'0', 10));
-            c.space |= bits(space);
-            c.ws |= bits(_mm_or_si128(space, range(v, 9, 5)));
-            c.quote |= bits(eq(b'\''));
-            c.high |= bits(v);
-        }
-        c
-    }
+    classify_lanes!(
+        w,
+        ALL,
+        16,
+        __m128i,
+        _mm_loadu_si128,
+        _mm_add_epi8,
+        _mm_set1_epi8,
+        _mm_cmpgt_epi8,
+        _mm_cmpeq_epi8,
+        _mm_or_si128,
+        _mm_movemask_epi8
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]
