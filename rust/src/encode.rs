@@ -415,6 +415,82 @@ fn words_at(text: &[u8], at: usize, len: usize) -> (u64, u64) {
     }
 }
 
+/// Asks the CPU to bring the cache line at `p` into its caches: a hint, which reads nothing
+/// the program sees and cannot fault, whatever `p` is.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing the program sees and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// How many pieces `encode_chunk` looks ahead.
+const AHEAD: usize = 16;
+
+/// A piece waiting in `encode_chunk`'s queue: where it is in the text and, for 1 to 16 bytes,
+/// its words and hash.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Ahead {
+    at: usize,
+    n: usize,
+    lo: u64,
+    hi: u64,
+    h: u64,
+}
+
+/// The pieces `encode_chunk` has found and not yet encoded. Each is queued by `Bpe::ahead`,
+/// which asks for the table slots it will be looked up in, and encoded `AHEAD` pieces later,
+/// when they have had time to arrive: the lookups of a warm pass otherwise wait on memory one
+/// after the other (see the notes at the top, sixth round).
+struct Queue {
+    items: [Ahead; AHEAD],
+    pushed: usize,
+    done: usize,
+}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Queue {
+            items: [Ahead::default(); AHEAD],
+            pushed: 0,
+            done: 0,
+        }
+    }
+}
+
+impl Queue {
+    /// Queues `a`, first encoding the oldest piece if the queue is full.
+    #[inline(always)]
+    fn push(
+        &mut self,
+        bpe: &Bpe,
+        text: &[u8],
+        a: Ahead,
+        cache: Option<&PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        if self.pushed - self.done == AHEAD {
+            bpe.encode_ahead(text, self.items[self.done % AHEAD], cache, out);
+            self.done += 1;
+        }
+        self.items[self.pushed % AHEAD] = a;
+        self.pushed += 1;
+    }
+
+    /// Encodes every queued piece, in order.
+    fn drain(&mut self, bpe: &Bpe, text: &[u8], cache: Option<&PieceCache>, out: &mut Vec<Rank>) {
+        while self.done < self.pushed {
+            bpe.encode_ahead(text, self.items[self.done % AHEAD], cache, out);
+            self.done += 1;
+        }
+    }
+}
+
 /// A boxed slice of `n` copies of `value`.
 fn filled<T: Copy>(n: usize, value: T) -> Box<[T]> {
     vec![value; n].into_boxed_slice()
@@ -483,6 +559,12 @@ impl TokenTable {
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// Asks for the slot a key hashed to `h` is looked up in first.
+    #[inline(always)]
+    fn prefetch(&self, h: u64) {
+        prefetch_at(self.slots.as_ptr().wrapping_add((h >> self.shift) as usize));
     }
 
     /// `find` for a key of `len` bytes, 1 to 8 (its head is the whole key).
@@ -1202,53 +1284,77 @@ impl Bpe {
         self.encode_piece_slow(piece, cache, out)
     }
 
-    /// `encode_piece_cached` for the piece `text[at..at + n]`: its words are loaded straight
-    /// from the text (issue 11), 8 or 16 bytes at `at` masked to the piece, rather than built
-    /// from the piece by length. A piece of 1 to 8 bytes that is one token is pushed here,
-    /// inlined into the caller's loop; the rest goes to `encode_piece_at_slow`.
+    /// The queue entry of the piece `text[at..at + n]`: its words and hash are computed, and
+    /// the table slots it will be looked up in are asked for ahead of the lookup (`prefetch`).
     #[inline(always)]
-    pub(crate) fn encode_piece_at(
+    pub(crate) fn ahead(
         &self,
         text: &[u8],
         at: usize,
         n: usize,
         cache: Option<&PieceCache>,
+    ) -> Ahead {
+        if n.wrapping_sub(1) < short::MAX_LEN {
+            let (lo, hi) = words_at(text, at, n);
+            let h = hash_words(lo, hi, n);
+            if n <= 8 {
+                self.table.prefetch(h);
+            } else {
+                self.table16.prefetch(h);
+            }
+            if let Some(c) = cache {
+                c.prefetch_short(h);
+            }
+            Ahead { at, n, lo, hi, h }
+        } else {
+            Ahead {
+                at,
+                n,
+                lo: 0,
+                hi: 0,
+                h: 0,
+            }
+        }
+    }
+
+    /// Appends the ids of a piece queued by `ahead`. A piece of 1 to 8 bytes that is one token
+    /// (most pieces) is pushed here, inlined into the caller's loop; the rest goes to
+    /// `encode_ahead_slow`, out of line.
+    #[inline(always)]
+    pub(crate) fn encode_ahead(
+        &self,
+        text: &[u8],
+        a: Ahead,
+        cache: Option<&PieceCache>,
         out: &mut Vec<Rank>,
     ) {
-        if n.wrapping_sub(1) < 8 {
-            let head = match text.get(at..at + 8) {
-                Some(w) => u64::from_le_bytes(w.try_into().unwrap()) & low_bytes(n),
-                None => head(&text[at..at + n]),
-            };
-            let h = hash_short(head, n);
-            if let Some(id) = self.table.find_short(head, n, h) {
+        if a.n.wrapping_sub(1) < 8 {
+            if let Some(id) = self.table.find_short(a.lo, a.n, a.h) {
                 if self.is_direct(id) {
                     out.push(id);
                     return;
                 }
             }
         }
-        self.encode_piece_at_slow(text, at, n, cache, out)
+        self.encode_ahead_slow(text, a, cache, out)
     }
 
-    /// `encode_piece_at` for pieces that are not one token of up to 8 bytes: pieces of up to
-    /// 16 bytes are found by their two words, in the token table and then in the piece cache's
-    /// inline table.
+    /// `encode_ahead` for pieces that are not one token of up to 8 bytes: pieces of up to 16
+    /// bytes are found by their two words, in the token table and then in the piece cache's
+    /// inline table; longer ones go to `encode_piece_slow`.
     #[inline(never)]
-    fn encode_piece_at_slow(
+    fn encode_ahead_slow(
         &self,
         text: &[u8],
-        at: usize,
-        n: usize,
+        a: Ahead,
         cache: Option<&PieceCache>,
         out: &mut Vec<Rank>,
     ) {
+        let Ahead { at, n, lo, hi, h } = a;
         let piece = &text[at..at + n];
         if n.wrapping_sub(1) >= short::MAX_LEN {
             return self.encode_piece_slow(piece, cache, out);
         }
-        let (lo, hi) = words_at(text, at, n);
-        let h = hash_words(lo, hi, n);
         if n > 8 {
             if let Some(id) = self.table16.find(lo, hi, n, h) {
                 if self.is_direct(id) {
@@ -1637,6 +1743,12 @@ impl Encoder {
             .map(|hit| (hit.start(), m.ids[hit.pattern().as_usize()])))
     }
 
+    /// The pattern and special tokens, which say where a text can be cut without changing
+    /// its ids (`count::file_cuts`).
+    pub(crate) fn cut_rules(&self) -> (&Pretokenizer, &SpecialSplitter) {
+        (&self.pretok, &self.all_specials)
+    }
+
     /// The length of the longest prefix of `text` that can be encoded on its own and give the
     /// same ids as it does as part of `text` followed by anything (0 if none is known).
     pub fn safe_prefix(&self, text: &str) -> usize {
@@ -1689,7 +1801,8 @@ impl Encoder {
     ) -> Result<()> {
         let cache = Some(&self.cache);
         let bytes = text.as_bytes();
-        self.walk(
+        let mut queue = Queue::default();
+        let flow = self.walk(
             text,
             matcher,
             #[inline(always)]
@@ -1698,14 +1811,19 @@ impl Encoder {
                     Item::Piece(p) => {
                         // Where the piece is in `text` (`walk` hands out slices of it).
                         let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
-                        self.bpe.encode_piece_at(bytes, at, p.len(), cache, out)
+                        let a = self.bpe.ahead(bytes, at, p.len(), cache);
+                        queue.push(&self.bpe, bytes, a, cache, out);
                     }
-                    Item::Special(id) => out.push(id),
+                    Item::Special(id) => {
+                        queue.drain(&self.bpe, bytes, cache, out);
+                        out.push(id)
+                    }
                 }
                 ControlFlow::<()>::Continue(())
             },
-        )
-        .map(drop)
+        );
+        queue.drain(&self.bpe, bytes, cache, out);
+        flow.map(drop)
     }
 
     /// Counts the tokens of `text` into `total`; with a limit, stops once `total` exceeds it.
@@ -1874,6 +1992,18 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `encode_chunk`'s path for one piece: `text[at..at + n]` queued, then encoded.
+    fn encode_at(
+        bpe: &Bpe,
+        text: &[u8],
+        at: usize,
+        n: usize,
+        cache: Option<&PieceCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        bpe.encode_ahead(text, bpe.ahead(text, at, n, cache), cache, out)
+    }
 
     fn byte_vocab() -> Vec<(Rank, Vec<u8>)> {
         (0..=255u8).map(|b| (b as Rank, vec![b])).collect()
@@ -2205,7 +2335,7 @@ mod tests {
 
     #[test]
     fn pieces_read_from_the_text_encode_as_alone() {
-        // `encode_piece_at` loads words from the text around the piece: pieces of every length
+        // `ahead` loads words from the text around the piece: pieces of every length
         // up to 40, at the end of the text (fewer than 16 bytes after them) or not, next to
         // non-ASCII bytes, one token or several, cold then from the cache.
         let mut v = byte_vocab();
@@ -2243,11 +2373,11 @@ mod tests {
                     for (before, after) in [(surround, &b""[..]), (&b""[..], surround)] {
                         let text = [before, piece.as_slice(), after].concat();
                         let mut got = Vec::new();
-                        bpe.encode_piece_at(&text, before.len(), piece.len(), None, &mut got);
+                        encode_at(&bpe, &text, before.len(), piece.len(), None, &mut got);
                         assert_eq!(got, want, "{piece:?} {round}");
                         got.clear();
                         let c = Some(&cache);
-                        bpe.encode_piece_at(&text, before.len(), piece.len(), c, &mut got);
+                        encode_at(&bpe, &text, before.len(), piece.len(), c, &mut got);
                         assert_eq!(got, want, "{piece:?} {round} cached");
                     }
                 }

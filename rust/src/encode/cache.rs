@@ -215,6 +215,12 @@ impl PieceCache {
         }
     }
 
+    /// Asks for the bucket a short piece hashed to `h` is looked up in.
+    #[inline(always)]
+    pub(super) fn prefetch_short(&self, h: u64) {
+        self.short.prefetch(h)
+    }
+
     /// `get_into` in the long pieces' tables only.
     pub(super) fn get_long(&self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
         match self.stripe(h) {

@@ -333,14 +333,7 @@ const AHEAD: usize = 16;
 
 #[inline(always)]
 fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it reads nothing the program sees and cannot fault.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    super::prefetch_at(x as *const T)
 }
 
 /// Asks Linux to back the (unused) capacity of a large buffer with transparent huge pages,

@@ -147,6 +147,15 @@ impl ShortTable {
         self.buckets().expect("just installed")
     }
 
+    /// Asks for the bucket of `h`, if the table is allocated.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, h: u64) {
+        let p = self.buckets.load(Ordering::Relaxed);
+        if !p.is_null() {
+            super::prefetch_at(p.wrapping_add((h >> (64 - BUCKET_BITS)) as usize));
+        }
+    }
+
     /// The ids of the piece whose words are `lo`, `hi` and length `len` (1 to 16), whose
     /// `hash_bytes` is `h`, and how many there are.
     #[inline(always)]

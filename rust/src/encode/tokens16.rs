@@ -51,6 +51,12 @@ impl Tokens16 {
         }
     }
 
+    /// Asks for the slot a token hashed to `h` is looked up in first.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, h: u64) {
+        super::prefetch_at(self.slots.as_ptr().wrapping_add((h >> self.shift) as usize));
+    }
+
     /// Inserts a token not yet in the table.
     pub(super) fn insert(&mut self, lo: u64, hi: u64, len: usize, h: u64, id: Rank) {
         let mut i = (h >> self.shift) as usize;
