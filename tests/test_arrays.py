@@ -130,6 +130,32 @@ def test_encode_files_bad_utf8_names_file_and_offset(tmp_path: Path, tok: Tokeni
         tok.encode_files(str(bad))  # type: ignore[arg-type]
 
 
+def test_encode_files_larger_than_a_batch(tmp_path: Path, tok: Tokenizer) -> None:
+    # encode_files reads 8 MiB per thread at a time, cut where the ids do not change: a file
+    # of several batches gives the ids of the whole, and a bad byte in a later batch is named
+    # by its offset in the file.
+    line = "To be, or not to be: that is the question.  Ça va?\r\n  \tcode(x) = 42;\n\n"
+    text = line * (9 * 2**20 // len(line.encode()) + 1)
+    big = tmp_path / "big.txt"
+    big.write_text(text, encoding="utf-8", newline="")
+    want = tok.encode_ordinary(text)
+    for threads in (1, 2):
+        ids, offsets = tok.encode_files([big, big], num_threads=threads)
+        assert offsets.tolist() == [0, len(want), 2 * len(want)]
+        assert ids[: len(want)].tolist() == want and ids[len(want) :].tolist() == want
+    raw = text.encode()
+    at = len(raw) - 1000
+    at = raw.index(b"\n", at) + 1
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(raw[:at] + b"\xff" + raw[at:])
+    with pytest.raises(CorpusError, match=rf"bad\.txt: not valid UTF-8 at byte offset {at}"):
+        tok.encode_files([bad])
+    ids, _ = tok.encode_files([bad], errors="replace")
+    assert ids.tolist() == tok.encode_ordinary((raw[:at] + b"\xff" + raw[at:]).decode("utf-8", "replace"))
+    ids[0] = 1  # writable, as for the other array paths
+    assert ids[0] == 1
+
+
 def test_encode_files_normalizing_tokenizer(tmp_path: Path) -> None:
     t = bytepair.train_from_iterator(["Café CAFÉ café"] * 20, vocab_size=270, normalization="nfc+lowercase")
     p = tmp_path / "n.txt"

@@ -140,7 +140,7 @@ class Encoder:
         separator: tuple[int, bool] | None = None,
         replace_errors: bool = False,
         num_threads: int | None = None,
-    ) -> tuple[bytearray, bytearray, int]: ...
+    ) -> tuple[memoryview, bytearray, int]: ...
     def encode_file_ranges(
         self,
         ranges: list[tuple[str, int, int]],

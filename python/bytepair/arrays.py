@@ -64,7 +64,7 @@ def id_dtype(tok: Tokenizer, dtype: DTypeLike | None = None) -> np.dtype[Any]:
     return dt
 
 
-def _arrays(raw: tuple[bytearray, bytearray], dt: np.dtype[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+def _arrays(raw: tuple[bytearray | memoryview, bytearray], dt: np.dtype[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:
     ids, offsets = raw
     return np.frombuffer(ids, dtype=dt.newbyteorder("<")).view(dt), np.frombuffer(offsets, dtype="<i8").view(np.int64)
 

@@ -19,9 +19,11 @@
 //!   keeps it warm across batches and across threads, which is the steady state of Zipfian
 //!   text; 262 MB of the bench mix has 842 k distinct pieces that are not one token, and a
 //!   second pass re-merges 34 k of them (the per-thread shards before it: 440-490 k).
-//! - Files are read whole with one `read` each (in parallel, one file per thread), checked as
-//!   UTF-8 (the first bad byte is named with its offset), or repaired with U+FFFD as Python's
-//!   `errors="replace"` does (the same maximal-subpart rule), counting the replacements.
+//! - Files are read in batches of byte ranges cut where the ids do not change (8 MiB per
+//!   thread, `Encoder::encode_files`), into buffers reused from batch to batch, checked as
+//!   UTF-8 (the first bad byte is named with its offset in the file), or repaired with U+FFFD
+//!   as Python's `errors="replace"` does (the same maximal-subpart rule), counting the
+//!   replacements.
 
 use rayon::prelude::*;
 
@@ -322,6 +324,125 @@ impl Encoder {
     }
 }
 
+/// Text per batch of `Encoder::encode_files`, per thread.
+const FILE_BATCH: u64 = 8 << 20;
+
+/// Byte ranges of `paths` of about `batch` bytes, cut where the ids do not change
+/// (`count::file_cuts`): (path, start, end), with whether each range starts and ends its
+/// file. The last range of a file ends at `u64::MAX` (read to the end); an empty file is one
+/// empty range.
+#[allow(clippy::type_complexity)]
+fn file_ranges(
+    enc: &Encoder,
+    paths: &[String],
+    batch: u64,
+) -> Result<(Vec<(String, u64, u64)>, Vec<(bool, bool)>, u64)> {
+    let (mut ranges, mut edges, mut total) = (Vec::new(), Vec::new(), 0u64);
+    for p in paths {
+        let size = std::fs::metadata(p)
+            .map_err(|error| Error::Io {
+                source: p.clone(),
+                error,
+            })?
+            .len();
+        total += size;
+        let targets: Vec<u64> = (1..).map(|k| k * batch).take_while(|&t| t < size).collect();
+        let mut bounds = vec![0];
+        if !targets.is_empty() {
+            let (pretok, specials) = enc.cut_rules();
+            let cuts = crate::count::file_cuts(pretok, specials, p, &targets)?;
+            // A cut at the file's size means there was none after its target.
+            bounds.extend(cuts.into_iter().filter(|&c| c > 0 && c < size));
+            bounds.dedup();
+        }
+        bounds.push(u64::MAX);
+        let last = bounds.len() - 2;
+        for (k, w) in bounds.windows(2).enumerate() {
+            ranges.push((p.clone(), w[0], w[1]));
+            edges.push((k == 0, k == last));
+        }
+    }
+    Ok((ranges, edges, total))
+}
+
+impl Encoder {
+    /// Reads files and encodes each as one document, as `encode_parts` does, into one flat
+    /// buffer of `width` ids; returns it, the documents' offsets and the number of bad UTF-8
+    /// sequences replaced. The files are read in batches of ranges cut where the ids do not
+    /// change (`file_ranges`), into buffers reused from batch to batch: memory follows the
+    /// output, not the input (a whole file read at once, then its ids, then the flat copy were
+    /// three buffers of the corpus's size, and their page faults a fifth of `encode_files`'
+    /// time in `perf`).
+    pub fn encode_files(
+        &self,
+        paths: &[String],
+        allowed: &[Rank],
+        separator: Option<Separator>,
+        replace: bool,
+        par: Parallel,
+        width: Width,
+    ) -> Result<(Vec<u8>, Vec<u64>, u64)> {
+        let batch = FILE_BATCH * par.threads.max(1) as u64;
+        self.encode_files_batched(paths, allowed, separator, replace, par, width, batch)
+    }
+
+    /// `encode_files` in batches of about `batch` bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn encode_files_batched(
+        &self,
+        paths: &[String],
+        allowed: &[Rank],
+        separator: Option<Separator>,
+        replace: bool,
+        par: Parallel,
+        width: Width,
+        batch: u64,
+    ) -> Result<(Vec<u8>, Vec<u64>, u64)> {
+        let (ranges, edges, total) = file_ranges(self, paths, batch)?;
+        let mut out: Vec<u8> =
+            Vec::with_capacity((total as usize / 3).saturating_mul(width.bytes()));
+        let mut offsets = Vec::with_capacity(paths.len() + 1);
+        offsets.push(0u64);
+        let (mut texts, mut pool, mut replaced) = (Vec::new(), Vec::new(), 0u64);
+        let mut a = 0;
+        while a < ranges.len() {
+            // The ranges of this batch: at least one, then as many as fit in `batch` bytes.
+            let mut b = a + 1;
+            let mut bytes = ranges[a].2.saturating_sub(ranges[a].1);
+            while b < ranges.len() {
+                let more = ranges[b].2.saturating_sub(ranges[b].1);
+                if bytes.saturating_add(more) > batch {
+                    break;
+                }
+                bytes += more;
+                b += 1;
+            }
+            replaced += read_ranges_into(&ranges[a..b], replace, par.threads, &mut texts)?;
+            let refs: Vec<&str> = texts[..b - a].iter().map(|t| t.as_str()).collect();
+            let read: usize = refs.iter().map(|t| t.len()).sum();
+            let parts = self.encode_parts_reusing(
+                &refs,
+                allowed,
+                separator,
+                Some(&edges[a..b]),
+                batch_parallel(par, read),
+                &mut pool,
+            )?;
+            let start = out.len();
+            out.resize(start + parts.total() * width.bytes(), 0);
+            parts.write(width, &mut out[start..], par.threads)?;
+            for (j, e) in edges[a..b].iter().enumerate() {
+                if e.1 {
+                    offsets.push((start / width.bytes()) as u64 + parts.offsets[j + 1]);
+                }
+            }
+            pool = parts.into_buffers();
+            a = b;
+        }
+        Ok((out, offsets, replaced))
+    }
+}
+
 /// Bytes of text per group of work: everything in one group on one thread; on more, at most
 /// the chunk size `Encoder::work` cuts at (a quarter of a thread's share, so that work
 /// stealing evens out the threads), whole small texts gathered up to it.
@@ -446,27 +567,6 @@ pub fn read_ranges_into(
         }
     })??;
     Ok(counts.iter().sum())
-}
-
-/// Reads the files (one per thread) as text, as `utf8_text` does; returns the texts and the
-/// total number of replacements.
-pub fn read_texts(paths: &[String], replace: bool, threads: usize) -> Result<(Vec<String>, u64)> {
-    let one = |p: &String| -> Result<(String, u64)> {
-        let bytes = std::fs::read(p).map_err(|error| Error::Io {
-            source: p.clone(),
-            error,
-        })?;
-        utf8_text(bytes, p, replace)
-    };
-    let read: Vec<(String, u64)> = crate::threads::run(threads, || {
-        if threads == 1 {
-            paths.iter().map(one).collect::<Result<_>>()
-        } else {
-            paths.par_iter().map(one).collect::<Result<_>>()
-        }
-    })??;
-    let replaced = read.iter().map(|r| r.1).sum();
-    Ok((read.into_iter().map(|r| r.0).collect(), replaced))
 }
 
 #[cfg(test)]
@@ -680,6 +780,98 @@ mod tests {
             Err(Error::Utf8 { offset, .. }) => assert_eq!(offset, 14),
             other => panic!("{other:?}"),
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn files_in_batches_give_the_ids_of_whole_files() {
+        for (name, pattern) in crate::pretok::PRESETS {
+            let mut v: Vec<(Rank, Vec<u8>)> = (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
+            v.push((256, b"ab".to_vec()));
+            v.push((257, b"aa".to_vec()));
+            let bpe = Bpe::from_merges(v, &[(97, 98), (97, 97)]).unwrap();
+            let pretok = Pretokenizer::new(Some(pattern)).unwrap();
+            let enc = Encoder::new(bpe, pretok, vec![("<|eot|>".into(), 70000)]).unwrap();
+            files_in_batches(&enc, name);
+        }
+    }
+
+    fn files_in_batches(enc: &Encoder, name: &str) {
+        let dir =
+            std::env::temp_dir().join(format!("bytepair-files-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut long = String::new();
+        let bits = [
+            "ab aab ",
+            "\u{e9} \u{fc}\r\n",
+            "   x\n\n",
+            "<|eot|>",
+            "word123 ",
+            "\n",
+        ];
+        for i in 0..4000 {
+            long.push_str(bits[i * 7 % bits.len()]);
+            if i % 11 == 0 {
+                long.push_str("aaaa\n");
+            }
+        }
+        let texts = [long.as_str(), "", "ab\n", long.as_str()];
+        let paths: Vec<String> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let p = dir.join(format!("{i}.txt"));
+                std::fs::write(&p, t).unwrap();
+                p.to_string_lossy().into_owned()
+            })
+            .collect();
+        let seps = [
+            None,
+            Some(Separator {
+                id: 1,
+                prepend: true,
+            }),
+            Some(Separator {
+                id: 2,
+                prepend: false,
+            }),
+        ];
+        let mut cuts_seen = false;
+        for allowed in [&[][..], &[70000][..]] {
+            for separator in seps {
+                for threads in [1, 2] {
+                    let par = Parallel {
+                        threads,
+                        chunk_bytes: None,
+                    };
+                    let whole = enc.encode_parts(&texts, allowed, separator, par).unwrap();
+                    let mut want = vec![0u8; whole.total() * 4];
+                    whole.write(Width::U32, &mut want, 1).unwrap();
+                    for batch in [64u64, 1000, 5000, 1 << 30] {
+                        let (ranges, _, _) = file_ranges(enc, &paths, batch).unwrap();
+                        cuts_seen |= ranges.len() > 2 * paths.len();
+                        let (ids, offsets, replaced) = enc
+                            .encode_files_batched(
+                                &paths,
+                                allowed,
+                                separator,
+                                false,
+                                par,
+                                Width::U32,
+                                batch,
+                            )
+                            .unwrap();
+                        assert!(ids == want, "{batch} {threads} {separator:?}");
+                        assert_eq!(offsets, whole.offsets, "{batch} {threads}");
+                        assert_eq!(replaced, 0);
+                    }
+                }
+            }
+        }
+        assert!(
+            cuts_seen,
+            "{name}: the small batches should cut the long files"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

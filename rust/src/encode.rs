@@ -245,6 +245,29 @@
 //!   (3 passes minus 2): 3 MB of the bench mix 147.9 M -> 98.3 M instructions, 2.05 M -> 0.80 M
 //!   mispredicted branches; 1 MB multilingual 50.7 M -> 45.8 M; o200k and cl100k +0.4 % (the
 //!   window loop now shared by the three).
+//! - The warm path, sixth round (issue 11): lookups that no longer wait on memory one after the
+//!   other. `perf` of `warm.rs` (o200k, 10 MB of the bench mix, 25 passes, one thread) put 52 %
+//!   of the inlined hot loop's samples on the load of the token table's slot, and 54 % / 31 %
+//!   of `encode_piece_at_slow`'s on the short cache's bucket / the 9-to-16-byte token's slot:
+//!   the 32 MiB short table, the 4 MiB token table and the text do not fit the last-level cache
+//!   together, and each lookup waited for the one before it. Now `encode_chunk` queues each
+//!   piece (`Queue`, `Bpe::ahead`): its words and hash are computed when the scanner hands it
+//!   out, its token slot and its short-cache bucket are prefetched, and it is looked up
+//!   `AHEAD` (16) pieces later. `warm.rs`, 60 MB of the mix, 3 passes, fresh process per row,
+//!   builds alternating, medians of first / warm passes in MB/s of CPU time (8 rounds):
+//!   before 70.8 / 138.4; 8 ahead, token slot only 82.1 / 140.2; 8 ahead with the cache bucket
+//!   83.0 / 158.7; 16 ahead with it 82.8 / 164.1 (6 more rounds: 16 ahead 76.3 / 158.3, 32
+//!   ahead 79.8 / 149.2, 8 ahead 79.6 / 149.6). The committed form, 6 rounds: before 81.5 /
+//!   142.8, now 93.2 / 166.5; on the whole 262 MB, 2 rounds: 76.6 / 112.5 -> 90.1 / 157.2.
+//!   Two earlier tries at this (the third round's notes) failed where this works: they
+//!   prefetched in batches of 32 with a second pass over the batch (more instructions and
+//!   branches), and the scalar scanner then cost more than the misses it could hide.
+//!   What is left: `perf` now puts the hot loop's samples right after the prefetches, which is
+//!   where a prefetch that misses the TLB waits for its page walk (4 KiB pages over 36 MiB of
+//!   tables). Transparent huge pages would cut that, but this machine's kernel gave none
+//!   (`madvise(MADV_HUGEPAGE)` on all three tables: `AnonHugePages` stayed at 0 kB, and in
+//!   three alternating runs that build's warm passes were the slower ones, 157-161 against
+//!   165-170 MB/s in the first).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
