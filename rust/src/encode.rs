@@ -1430,37 +1430,6 @@ impl Bpe {
         }
     }
 
-    /// The number of ids of one piece; `scratch` is working space.
-    #[inline]
-    fn count_piece(
-        &self,
-        piece: &[u8],
-        cache: Option<&PieceCache>,
-        scratch: &mut Vec<Rank>,
-    ) -> usize {
-        if piece.is_empty() {
-            return 0;
-        }
-        let head = head(piece);
-        let h = hash_bytes(piece, head);
-        if let Some(id) = self.find(piece, head, h) {
-            if self.is_direct(id) {
-                return 1;
-            }
-        }
-        scratch.clear();
-        match cache {
-            Some(cache) if piece.len() < LONG_PIECE => {
-                if !cache.get_into(piece, head, h, scratch) {
-                    self.encode_by_merges(piece, scratch);
-                    cache.insert(piece, h, 0, scratch);
-                }
-            }
-            _ => self.encode_by_merges(piece, scratch),
-        }
-        scratch.len()
-    }
-
     /// Encodes by merges alone, without the whole-piece lookup.
     fn encode_by_merges(&self, piece: &[u8], out: &mut Vec<Rank>) {
         if piece.len() < 2 {
@@ -1858,27 +1827,49 @@ impl Encoder {
         limit: Option<usize>,
     ) -> Result<()> {
         let cache = Some(&self.cache);
-        let mut scratch = Vec::new();
+        let bytes = text.as_bytes();
+        // The ids are made, through `encode_chunk`'s queue and prefetches, into `ids`, which
+        // is emptied as they are counted.
+        let mut queue = Queue::default();
+        let mut ids: Vec<Rank> = Vec::with_capacity(2 * COUNT_FLUSH);
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
-                               // A break has already added `local` to `total` (and set it to 0).
-        let _stopped = self.walk(text, matcher, |item| {
-            local += match item {
-                Item::Piece(p) => self.bpe.count_piece(p, cache, &mut scratch),
-                Item::Special(_) => 1,
-            };
-            if let Some(limit) = limit {
-                if local >= COUNT_FLUSH || seen + local > limit {
-                    seen = total.fetch_add(local, Ordering::Relaxed) + local;
-                    local = 0;
-                    if seen > limit {
-                        return ControlFlow::Break(());
+        let flow = self.walk(
+            text,
+            matcher,
+            #[inline(always)]
+            |item| {
+                match item {
+                    Item::Piece(p) => {
+                        let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
+                        let a = self.bpe.ahead(bytes, at, p.len(), cache);
+                        queue.push(&self.bpe, bytes, a, cache, &mut ids);
+                    }
+                    Item::Special(_) => local += 1,
+                }
+                if ids.len() >= COUNT_FLUSH {
+                    local += ids.len();
+                    ids.clear();
+                }
+                if let Some(limit) = limit {
+                    let now = local + ids.len();
+                    if now >= COUNT_FLUSH || seen + now > limit {
+                        seen = total.fetch_add(now, Ordering::Relaxed) + now;
+                        local = 0;
+                        ids.clear();
+                        if seen > limit {
+                            // What is counted is in `total`; the queued pieces need not be.
+                            return ControlFlow::Break(());
+                        }
                     }
                 }
-            }
-            ControlFlow::Continue(())
-        })?;
-        total.fetch_add(local, Ordering::Relaxed);
+                ControlFlow::Continue(())
+            },
+        )?;
+        if flow.is_continue() {
+            queue.drain(&self.bpe, bytes, cache, &mut ids);
+        }
+        total.fetch_add(local + ids.len(), Ordering::Relaxed);
         Ok(())
     }
 
