@@ -262,12 +262,23 @@
 //!   Two earlier tries at this (the third round's notes) failed where this works: they
 //!   prefetched in batches of 32 with a second pass over the batch (more instructions and
 //!   branches), and the scalar scanner then cost more than the misses it could hide.
-//!   What is left: `perf` now puts the hot loop's samples right after the prefetches, which is
-//!   where a prefetch that misses the TLB waits for its page walk (4 KiB pages over 36 MiB of
-//!   tables). Transparent huge pages would cut that, but this machine's kernel gave none
-//!   (`madvise(MADV_HUGEPAGE)` on all three tables: `AnonHugePages` stayed at 0 kB, and in
-//!   three alternating runs that build's warm passes were the slower ones, 157-161 against
-//!   165-170 MB/s in the first).
+//!   What is left: `perf` now puts the hot loop's samples right after the prefetches (a
+//!   prefetch that misses the TLB may wait for its page walk: 4 KiB pages over 36 MiB of
+//!   tables), and cachegrind counts 0.66 M mispredicted branches in a warm pass over 3 MB of
+//!   the mix (667 k pieces): the token table's probe loop 160 k, the 9-to-16-byte table's
+//!   100 k, the length tests of `ahead` / `encode_ahead` 165 k, the window loop 61 k.
+//!   Tried and dropped in this round (cachegrind on those 3 MB, warm pass = 3 passes minus 2,
+//!   before 132.0 M instructions and 660 k mispredicts; wall clock from `warm.rs` in turn):
+//!   * the token table in groups of four slots (one cache line, 64-byte aligned), probed
+//!     from the group's first slot with the four compared without a branch each: 173.7 M
+//!     instructions and 717 k mispredicts (the inlined loop grew by 45 M);
+//!   * the words of a piece masked by shifts instead of the branch on `len > 8`: 139.1 M and
+//!     676 k;
+//!   * pieces of 17 to 127 bytes hashed in `ahead` too, with the token slot and the cache
+//!     stripe's lock prefetched: warm medians 136.8 against 136.7 MB/s (60 MB, 6 rounds);
+//!   * the short table in transparent huge pages (`madvise`; the kernel backed it with 16 of
+//!     them): 164.5 -> 169.8 MB/s on 60 MB (8 rounds), 148.3 -> 149.7 on 262 MB (4 rounds),
+//!     inside the noise, as in the fourth round.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
