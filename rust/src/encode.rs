@@ -1802,6 +1802,27 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
+        self.walk_encoding(
+            text,
+            matcher,
+            out,
+            #[inline(always)]
+            |_| ControlFlow::<()>::Continue(()),
+        )
+        .map(drop)
+    }
+
+    /// Encodes `text` into `out` through the queue (`Queue`: each piece's table slots are
+    /// prefetched `AHEAD` pieces before it is looked up), calling `after` with `out` after each
+    /// piece or special token is queued; a break stops the walk (queued pieces are then left
+    /// out of `out`).
+    fn walk_encoding<B>(
+        &self,
+        text: &str,
+        matcher: Option<&Matcher>,
+        out: &mut Vec<Rank>,
+        mut after: impl FnMut(&mut Vec<Rank>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
         let cache = Some(&self.cache);
         let bytes = text.as_bytes();
         let mut queue = Queue::default();
@@ -1822,11 +1843,13 @@ impl Encoder {
                         out.push(id)
                     }
                 }
-                ControlFlow::<()>::Continue(())
+                after(out)
             },
-        );
-        queue.drain(&self.bpe, bytes, cache, out);
-        flow.map(drop)
+        )?;
+        if flow.is_continue() {
+            queue.drain(&self.bpe, bytes, cache, out);
+        }
+        Ok(flow)
     }
 
     /// Counts the tokens of `text` into `total`; with a limit, stops once `total` exceeds it.
@@ -1837,49 +1860,30 @@ impl Encoder {
         total: &AtomicUsize,
         limit: Option<usize>,
     ) -> Result<()> {
-        let cache = Some(&self.cache);
-        let bytes = text.as_bytes();
-        // The ids are made, through `encode_chunk`'s queue and prefetches, into `ids`, which
-        // is emptied as they are counted.
-        let mut queue = Queue::default();
+        // The ids are made into `ids`, which is emptied as they are counted.
         let mut ids: Vec<Rank> = Vec::with_capacity(2 * COUNT_FLUSH);
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
-        let flow = self.walk(
-            text,
-            matcher,
-            #[inline(always)]
-            |item| {
-                match item {
-                    Item::Piece(p) => {
-                        let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
-                        let a = self.bpe.ahead(bytes, at, p.len(), cache);
-                        queue.push(&self.bpe, bytes, a, cache, &mut ids);
-                    }
-                    Item::Special(_) => local += 1,
-                }
-                if ids.len() >= COUNT_FLUSH {
-                    local += ids.len();
+        self.walk_encoding(text, matcher, &mut ids, |ids| {
+            if ids.len() >= COUNT_FLUSH {
+                local += ids.len();
+                ids.clear();
+            }
+            if let Some(limit) = limit {
+                let now = local + ids.len();
+                if now >= COUNT_FLUSH || seen + now > limit {
+                    seen = total.fetch_add(now, Ordering::Relaxed) + now;
+                    local = 0;
                     ids.clear();
-                }
-                if let Some(limit) = limit {
-                    let now = local + ids.len();
-                    if now >= COUNT_FLUSH || seen + now > limit {
-                        seen = total.fetch_add(now, Ordering::Relaxed) + now;
-                        local = 0;
-                        ids.clear();
-                        if seen > limit {
-                            // What is counted is in `total`; the queued pieces need not be.
-                            return ControlFlow::Break(());
-                        }
+                    if seen > limit {
+                        // What is counted is in `total`; the queued pieces need not be.
+                        return ControlFlow::Break(());
                     }
                 }
-                ControlFlow::Continue(())
-            },
-        )?;
-        if flow.is_continue() {
-            queue.drain(&self.bpe, bytes, cache, &mut ids);
-        }
+            }
+            ControlFlow::Continue(())
+        })
+        .map(drop)?;
         total.fetch_add(local + ids.len(), Ordering::Relaxed);
         Ok(())
     }
