@@ -275,7 +275,12 @@
 //!   * the words of a piece masked by shifts instead of the branch on `len > 8`: 139.1 M and
 //!     676 k;
 //!   * pieces of 17 to 127 bytes hashed in `ahead` too, with the token slot and the cache
-//!     stripe's lock prefetched: warm medians 136.8 against 136.7 MB/s (60 MB, 6 rounds);
+//!     stripe's lock prefetched: warm medians 136.8 against 136.7 MB/s (60 MB, 6 rounds), and
+//!     112.3 against 110.0 on 30 MB of the multilingual text, where such pieces hold 28 % of
+//!     the bytes (5 rounds). `perf` there puts `CacheTable::get`'s time on the slot's load
+//!     (55 %) and the arena key's (27 %), and `encode_piece_slow`'s on the token table's
+//!     slot: three dependent misses, of which the slot and the key cannot be asked for
+//!     ahead while the stripe's tables move under its lock;
 //!   * the short table in transparent huge pages (`madvise`; the kernel backed it with 16 of
 //!     them): 164.5 -> 169.8 MB/s on 60 MB (8 rounds), 148.3 -> 149.7 on 262 MB (4 rounds),
 //!     inside the noise, as in the fourth round.
