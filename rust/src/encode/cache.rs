@@ -111,6 +111,13 @@ impl CacheTable {
         debug_assert!(!piece.is_empty() && piece.len() < 256 && ids.len() < 256);
         if self.slots.is_empty() {
             self.slots = vec![0; 1 << LONG_BITS];
+            // Written before any lookup reads them, so that each page is mapped once, not the
+            // zero page first and then a copy with a TLB flush on every core (see
+            // `ShortTable::populate`).
+            for i in (0..self.slots.len()).step_by(512) {
+                // SAFETY: an element of the vector, which this thread owns (under the lock).
+                unsafe { std::ptr::write_volatile(&mut self.slots[i], 0) };
+            }
         }
         let mask = (1 << LONG_BITS) - 1;
         let mut i = (h >> (64 - LONG_BITS)) as usize;
@@ -213,6 +220,12 @@ impl PieceCache {
             }
             None => false,
         }
+    }
+
+    /// Readies the cache for a long run: the short table's pages are mapped now (see
+    /// `ShortTable::populate`). Costs its 32 MiB at once.
+    pub fn populate(&self) {
+        self.short.populate()
     }
 
     /// Asks for the bucket a short piece hashed to `h` is looked up in.
