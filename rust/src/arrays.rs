@@ -20,16 +20,19 @@
 //!   text; 262 MB of the bench mix has 842 k distinct pieces that are not one token, and a
 //!   second pass re-merges 34 k of them (the per-thread shards before it: 440-490 k).
 //! - Files are read in batches of byte ranges cut where the ids do not change (8 MiB per
-//!   thread, `Encoder::encode_files`), into buffers reused from batch to batch, checked as
-//!   UTF-8 (the first bad byte is named with its offset in the file), or repaired with U+FFFD
-//!   as Python's `errors="replace"` does (the same maximal-subpart rule), counting the
-//!   replacements.
+//!   thread, `Encoder::encode_files`), into buffers reused from batch to batch, on all threads
+//!   (`arrays/read.rs`), checked as UTF-8 (the first bad byte is named with its offset in the
+//!   file), or repaired with U+FFFD as Python's `errors="replace"` does (the same
+//!   maximal-subpart rule), counting the replacements.
 
 use rayon::prelude::*;
 
 use crate::encode::{Encoder, Parallel};
+
+mod read;
 use crate::error::{Error, Result};
 use crate::Rank;
+pub use read::{read_ranges, read_ranges_into, utf8_text};
 
 /// Width of one id in the output, in bytes: 2 (uint16) or 4 (uint32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -465,108 +468,6 @@ pub fn batch_parallel(par: Parallel, total: usize) -> Parallel {
         chunk_bytes: Some((total / (16 * par.threads)).max(64 << 10)),
         ..par
     }
-}
-
-/// The text of `bytes` read from `source`: checked UTF-8, or (with `replace`) bad bytes replaced
-/// by U+FFFD as Python's `errors="replace"` does. Returns the text and the replacements made.
-pub fn utf8_text(bytes: Vec<u8>, source: &str, replace: bool) -> Result<(String, u64)> {
-    match String::from_utf8(bytes) {
-        Ok(s) => Ok((s, 0)),
-        Err(e) if !replace => Err(Error::Utf8 {
-            source: source.to_string(),
-            offset: e.utf8_error().valid_up_to() as u64,
-        }),
-        Err(e) => {
-            let bytes = e.into_bytes();
-            let mut out = String::with_capacity(bytes.len());
-            let mut n = 0u64;
-            for chunk in bytes.utf8_chunks() {
-                out.push_str(chunk.valid());
-                if !chunk.invalid().is_empty() {
-                    out.push('\u{FFFD}');
-                    n += 1;
-                }
-            }
-            Ok((out, n))
-        }
-    }
-}
-
-/// Reads byte ranges `[start, end)` of files (one range per thread; `end` past the file's end
-/// reads to its end) as text, as `utf8_text` does, naming the file and its offset in errors.
-/// Corpus encoding cuts a large file into ranges at independent cuts (`count::file_cuts`),
-/// always just after a newline, so no character and no invalid sequence spans two ranges.
-pub fn read_ranges(
-    ranges: &[(String, u64, u64)],
-    replace: bool,
-    threads: usize,
-) -> Result<(Vec<String>, u64)> {
-    let mut texts = Vec::new();
-    let replaced = read_ranges_into(ranges, replace, threads, &mut texts)?;
-    texts.truncate(ranges.len());
-    Ok((texts, replaced))
-}
-
-/// `read_ranges` into `texts[..ranges.len()]` (added when missing), reusing their buffers:
-/// a buffer keeps its capacity, so a long run reads each batch into the memory of the last.
-pub fn read_ranges_into(
-    ranges: &[(String, u64, u64)],
-    replace: bool,
-    threads: usize,
-    texts: &mut Vec<String>,
-) -> Result<u64> {
-    use std::io::{Read, Seek, SeekFrom};
-    if texts.len() < ranges.len() {
-        texts.resize_with(ranges.len(), String::new);
-    }
-    let one = |((p, start, end), slot): (&(String, u64, u64), &mut String)| -> Result<u64> {
-        let io = |error| Error::Io {
-            source: p.clone(),
-            error,
-        };
-        let mut bytes = std::mem::take(slot).into_bytes();
-        bytes.clear();
-        let mut file = std::fs::File::open(p).map_err(io)?;
-        // Sized once from the file (never from the range alone): growing by doubling left
-        // buffers of many sizes behind in the heap.
-        let len = file.metadata().map_err(io)?.len();
-        let want = end.min(&len).saturating_sub(*start);
-        file.seek(SeekFrom::Start(*start)).map_err(io)?;
-        bytes.reserve(want as usize);
-        file.take(end.saturating_sub(*start))
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        // Checked in place: the text keeps the buffer (no copy unless bytes are replaced).
-        let (text, n) = match String::from_utf8(bytes) {
-            Ok(text) => (text, 0),
-            Err(e) if !replace => {
-                return Err(Error::Utf8 {
-                    source: p.clone(),
-                    offset: e.utf8_error().valid_up_to() as u64 + start,
-                })
-            }
-            Err(e) => utf8_text(e.into_bytes(), p, true)?,
-        };
-        *slot = text;
-        Ok(n)
-    };
-    let slots = &mut texts[..ranges.len()];
-    let counts: Vec<u64> = crate::threads::run(threads, || {
-        if threads == 1 {
-            ranges
-                .iter()
-                .zip(slots.iter_mut())
-                .map(one)
-                .collect::<Result<_>>()
-        } else {
-            ranges
-                .par_iter()
-                .zip(slots.par_iter_mut())
-                .map(one)
-                .collect::<Result<_>>()
-        }
-    })??;
-    Ok(counts.iter().sum())
 }
 
 #[cfg(test)]
