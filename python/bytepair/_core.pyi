@@ -8,7 +8,7 @@ from typing_extensions import Self
 __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
 __all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
 __all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader (issue 9)
-__all__ += ["jsonl_texts"]  # JSON lines for corpus encoding (issue 11)
+__all__ += ["jsonl_texts", "jsonl_block", "TextBlock"]  # JSON lines for corpus encoding (issue 11)
 __all__ += ["BatchEncoder"]  # corpus encoding with reused buffers (issue 11)
 
 def preset_patterns() -> list[tuple[str, str]]: ...
@@ -259,6 +259,12 @@ class HfVocab:
 # ---- JSON lines for corpus encoding (issue 11) ----
 
 def jsonl_texts(data: bytes, start: int, field: str) -> tuple[list[str], int, int]: ...
+def jsonl_block(data: bytes, start: int, field: str) -> tuple[TextBlock, int, int]: ...
+@final
+class TextBlock:
+    def __len__(self) -> int: ...
+    def ends(self) -> bytes: ...
+    def text(self, i: int) -> str: ...
 
 # ---- Corpus encoding with reused buffers (issue 11) ----
 
@@ -278,6 +284,17 @@ class BatchEncoder:
         num_threads: int | None = None,
         chunk_bytes: int | None = None,
         edges: list[tuple[bool, bool]] | None = None,
+    ) -> tuple[int, bytearray]: ...
+    def encode_blocks(
+        self,
+        blocks: list[tuple[TextBlock, int, int]],
+        allowed: list[int],
+        *,
+        out: bytearray,
+        width: int,
+        separator: tuple[int, bool] | None = None,
+        num_threads: int | None = None,
+        chunk_bytes: int | None = None,
     ) -> tuple[int, bytearray]: ...
     def encode_file_ranges(
         self,

@@ -23,83 +23,145 @@ pub struct Taken {
     pub lines: usize,
 }
 
+/// What `block` read: the documents one after another in `text`, document `i` ending at
+/// `ends[i]` (and starting where the one before ends), and the bytes and lines taken as in
+/// `Taken`.
+#[derive(Debug, Default)]
+pub struct Block {
+    pub text: String,
+    pub ends: Vec<usize>,
+    pub used: usize,
+    pub lines: usize,
+}
+
 /// Reads the lines of `data[start..]` (each ending with `\n`, the last one maybe not) and the
 /// string `field` of each JSON object, up to the first line it leaves to Python. Blank lines
 /// (only whitespace that `str.strip` removes, of the ASCII kind) are taken without a text.
 pub fn texts(data: &[u8], start: usize, field: &str) -> Taken {
-    let mut taken = Taken::default();
+    let mut texts = Vec::new();
+    let (used, lines) = each_line(data, start, |line, key| {
+        let mut text = String::new();
+        field_into(line, field, &mut text, key).then(|| texts.push(text))
+    });
+    Taken { texts, used, lines }
+}
+
+/// `texts`, with the documents in one buffer (corpus encoding: no allocation per document,
+/// and no Python `str` made of it), leaving out empty ones (which corpus encoding skips).
+pub fn block(data: &[u8], start: usize, field: &str) -> Block {
+    let mut text = String::with_capacity(data.len().saturating_sub(start));
+    let mut ends = Vec::new();
+    let (used, lines) = each_line(data, start, |line, key| {
+        let before = text.len();
+        field_into(line, field, &mut text, key).then(|| {
+            if text.len() > before {
+                ends.push(text.len())
+            }
+        })
+    });
+    Block {
+        text,
+        ends,
+        used,
+        lines,
+    }
+}
+
+/// Calls `take` on each line of `data[start..]` that is not blank, with a scratch string,
+/// until it returns None (or the line is not UTF-8); returns the bytes and lines taken.
+fn each_line(
+    data: &[u8],
+    start: usize,
+    mut take: impl FnMut(&[u8], &mut String) -> Option<()>,
+) -> (usize, usize) {
+    let mut key = String::new();
+    let mut lines = 0;
     let mut pos = start.min(data.len());
     while pos < data.len() {
         let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |i| pos + i + 1);
         let line = &data[pos..end];
-        if !line
+        let blank = line
             .iter()
-            .all(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | 0x1c..=0x1f))
-        {
-            if std::str::from_utf8(line).is_err() {
-                break;
-            }
-            match field_of(line, field) {
-                Some(text) => taken.texts.push(text),
-                None => break,
-            }
+            .all(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | 0x1c..=0x1f));
+        if !blank && (std::str::from_utf8(line).is_err() || take(line, &mut key).is_none()) {
+            break;
         }
-        taken.lines += 1;
+        lines += 1;
         pos = end;
     }
-    taken.used = pos - start.min(data.len());
-    taken
+    (pos - start.min(data.len()), lines)
 }
 
 /// The string `field` of the JSON object that is the whole `line`, or None when the line is
 /// anything else (not strict JSON, not an object, no such field, not a string).
 pub fn field_of(line: &[u8], field: &str) -> Option<String> {
-    let mut p = Parser { s: line, i: 0 };
-    p.ws();
-    if p.peek()? != b'{' {
-        return None;
+    let mut text = String::new();
+    field_into(line, field, &mut text, &mut String::new()).then_some(text)
+}
+
+/// `field_of` appended to `out` (which is left as it was when the answer is None, i.e.
+/// false); `key` is scratch space. `line` must be valid UTF-8.
+fn field_into(line: &[u8], field: &str, out: &mut String, key: &mut String) -> bool {
+    let mark = out.len();
+    let found = field_at(line, field, out, key, mark);
+    if !found {
+        out.truncate(mark);
     }
-    p.i += 1;
-    let mut found: Option<Option<String>> = None; // Some(None): the field, not a string
-    p.ws();
-    if p.peek()? == b'}' {
+    found
+}
+
+fn field_at(line: &[u8], field: &str, out: &mut String, key: &mut String, mark: usize) -> bool {
+    let mut p = Parser { s: line, i: 0 };
+    // Some(true): the field, a string (in `out[mark..]`); Some(false): the field, not a string.
+    let mut found: Option<bool> = None;
+    let mut object = || -> Option<()> {
+        p.ws();
+        if p.peek()? != b'{' {
+            return None;
+        }
         p.i += 1;
-    } else {
-        loop {
-            p.ws();
-            let (key, exact) = p.string()?;
-            p.ws();
-            if p.peek()? != b':' {
-                return None;
-            }
+        p.ws();
+        if p.peek()? == b'}' {
             p.i += 1;
-            p.ws();
-            if exact && key == field {
-                found = Some(if p.peek()? == b'"' {
-                    Some(p.string()?.0)
+        } else {
+            loop {
+                p.ws();
+                key.clear();
+                let exact = p.string_into(key)?;
+                p.ws();
+                if p.peek()? != b':' {
+                    return None;
+                }
+                p.i += 1;
+                p.ws();
+                if exact && key == field {
+                    // Duplicate keys: the last one wins, as in Python.
+                    out.truncate(mark);
+                    found = Some(if p.peek()? == b'"' {
+                        p.string_into(out)?;
+                        true
+                    } else {
+                        p.value(1)?;
+                        false
+                    });
                 } else {
                     p.value(1)?;
-                    None
-                });
-            } else {
-                p.value(1)?;
-            }
-            p.ws();
-            match p.peek()? {
-                b',' => p.i += 1,
-                b'}' => {
-                    p.i += 1;
-                    break;
                 }
-                _ => return None,
+                p.ws();
+                match p.peek()? {
+                    b',' => p.i += 1,
+                    b'}' => {
+                        p.i += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
             }
         }
-    }
-    p.ws();
-    if p.i != line.len() {
-        return None;
-    }
-    found?
+        p.ws();
+        (p.i == line.len()).then_some(())
+    };
+    object().is_some() && found == Some(true)
 }
 
 struct Parser<'a> {
@@ -125,7 +187,7 @@ impl Parser<'_> {
             return None;
         }
         match self.peek()? {
-            b'"' => self.string().map(|_| ()),
+            b'"' => self.skip_string(),
             b'{' => {
                 self.i += 1;
                 self.ws();
@@ -135,7 +197,7 @@ impl Parser<'_> {
                 }
                 loop {
                     self.ws();
-                    self.string()?;
+                    self.skip_string()?;
                     self.ws();
                     if self.peek()? != b':' {
                         return None;
@@ -238,29 +300,64 @@ impl Parser<'_> {
         Some(v)
     }
 
-    /// A string at `self.i` (which must be `"`), unescaped; `exact` is false when it held a lone
-    /// surrogate (made U+FFFD, so the text is not the one Python sees, though it encodes the same).
-    fn string(&mut self) -> Option<(String, bool)> {
+    /// The run of a string from `self.i` up to its next quote or backslash (found with SIMD),
+    /// which it leaves `self.i` at; None if there is none, or if the run holds a control
+    /// character (which strict JSON refuses).
+    #[inline(always)]
+    fn run(&mut self) -> Option<&[u8]> {
+        let rest = &self.s[self.i..];
+        let n = memchr::memchr2(b'"', b'\\', rest)?;
+        let bytes = &rest[..n];
+        if bytes.iter().fold(false, |c, &b| c | (b < 0x20)) {
+            return None;
+        }
+        self.i += n;
+        Some(bytes)
+    }
+
+    /// Skips a string at `self.i` (which must be `"`), checking it as `string_into` does.
+    fn skip_string(&mut self) -> Option<()> {
         if self.peek()? != b'"' {
             return None;
         }
         self.i += 1;
-        let mut out = String::new();
+        loop {
+            self.run()?;
+            self.i += 1;
+            if self.s[self.i - 1] == b'"' {
+                return Some(());
+            }
+            match self.peek()? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                b'u' => {
+                    self.i += 1;
+                    self.hex4()?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string at `self.i` (which must be `"`), unescaped, appended to `out`; whether it is
+    /// exact: false when it held a lone surrogate (made U+FFFD, so the text is not the one
+    /// Python sees, though it encodes the same). The line must be valid UTF-8.
+    fn string_into(&mut self, out: &mut String) -> Option<bool> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.i += 1;
         let mut exact = true;
         loop {
-            // The run up to the next quote, backslash or control character, as it is.
-            let run = self.s[self.i..]
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-            // SAFETY-free: the line was checked as UTF-8 and the run ends at an ASCII byte.
-            out.push_str(std::str::from_utf8(&self.s[self.i..self.i + run]).ok()?);
-            self.i += run;
+            let bytes = self.run()?;
+            // SAFETY: the line is valid UTF-8 (checked by the caller) and the run starts after
+            // and ends before ASCII bytes (a quote, a backslash or an escape's last byte).
+            out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
             match self.s[self.i] {
                 b'"' => {
                     self.i += 1;
-                    return Some((out, exact));
+                    return Some(exact);
                 }
-                b'\\' => {
+                _ => {
                     self.i += 1;
                     let c = self.peek()?;
                     self.i += 1;
@@ -301,7 +398,6 @@ impl Parser<'_> {
                         _ => return None,
                     }
                 }
-                _ => return None, // a raw control character: Python's strict mode refuses it
             }
         }
     }

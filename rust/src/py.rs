@@ -1954,8 +1954,74 @@ fn jsonl_texts<'py>(
     Ok((PyList::new(py, taken.texts)?, taken.used, taken.lines))
 }
 
+/// Documents of JSON lines read in Rust, their texts one after another in one buffer: corpus
+/// encoding hands them back to the encoder (`BatchEncoder.encode_blocks`) without a Python
+/// `str` each. Making each `str` (UTF-8 decoded to 1-4 bytes per character), then its UTF-8
+/// again for the encoder, and the allocations, were most of the reading thread's time on 296 MB
+/// of JSON lines (`perf`: `unicode_decode_utf8`, `ucs2lib_utf8_encoder`, `_int_malloc`, page
+/// faults), and at two threads on two cores that time was the encoder's.
+#[pyclass(module = "bytepair._core", frozen)]
+struct TextBlock {
+    text: String,
+    /// Where each document ends in `text` (each starts where the one before ends).
+    ends: Vec<usize>,
+}
+
+impl TextBlock {
+    fn doc(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+}
+
+#[pymethods]
+impl TextBlock {
+    fn __len__(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Where each document ends, in bytes of UTF-8, as little-endian u64s.
+    fn ends<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let bytes: Vec<u8> = self
+            .ends
+            .iter()
+            .flat_map(|&e| (e as u64).to_le_bytes())
+            .collect();
+        PyBytes::new(py, &bytes)
+    }
+
+    /// The text of document `i`.
+    fn text(&self, i: usize) -> PyResult<&str> {
+        if i >= self.ends.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "document {i} of a block of {}",
+                self.ends.len()
+            )));
+        }
+        Ok(self.doc(i))
+    }
+}
+
+/// `jsonl_texts` as one `TextBlock`: (block, bytes read, lines read).
+#[pyfunction]
+fn jsonl_block(
+    py: Python<'_>,
+    data: pyo3::pybacked::PyBackedBytes,
+    start: usize,
+    field: &str,
+) -> (TextBlock, usize, usize) {
+    let b = py.detach(|| crate::jsonl::block(&data, start, field));
+    let block = TextBlock {
+        text: b.text,
+        ends: b.ends,
+    };
+    (block, b.used, b.lines)
+}
+
 fn add_jsonl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jsonl_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(jsonl_block, m)?)?;
+    m.add_class::<TextBlock>()?;
     Ok(())
 }
 // ---- end JSON lines ----------------------------------------------------------------------------
@@ -2027,6 +2093,57 @@ impl PyBatchEncoder {
                     &allowed,
                     separator,
                     edges.as_deref(),
+                    par,
+                    &mut scratch.ids,
+                )
+            })
+            .map_err(to_py)?;
+        let written = write_into(py, &parts, width, par.threads, out);
+        scratch.ids.extend(parts.into_buffers());
+        let (n, offsets) = written?;
+        Ok((n, offsets))
+    }
+
+    /// `encode_texts` of documents `lo..hi` of each `TextBlock` given, in order, each a whole
+    /// document.
+    #[pyo3(signature = (blocks, allowed, *, out, width, separator=None, num_threads=None, chunk_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_blocks<'py>(
+        &self,
+        py: Python<'py>,
+        blocks: Vec<(Bound<'py, TextBlock>, usize, usize)>,
+        allowed: Vec<Rank>,
+        out: &Bound<'py, PyByteArray>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let encoder = &self.encoder.get().inner;
+        let mut refs: Vec<&str> = Vec::new();
+        for (block, lo, hi) in &blocks {
+            let block = block.get();
+            if lo > hi || *hi > block.ends.len() {
+                return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    "documents {lo}..{hi} of a block of {}",
+                    block.ends.len()
+                )));
+            }
+            refs.extend((*lo..*hi).map(|i| block.doc(i)));
+        }
+        let mut scratch = self.scratch()?;
+        let scratch = &mut *scratch;
+        let parts = py
+            .detach(|| {
+                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
+                encoder.encode_parts_reusing(
+                    &refs,
+                    &allowed,
+                    separator,
+                    None,
                     par,
                     &mut scratch.ids,
                 )

@@ -64,11 +64,12 @@ def _encode_file(
             out.write(ids.tobytes())
             base = offsets[-1]
             offsets.extend((offs[1:] + base).tolist())
-            starts.extend(u.start for u in batch)
-            ends.extend(u.end for u in batch)
+            flags = e.unit_flags(batch)
+            starts.extend(flags[0].tolist())
+            ends.extend(flags[1].tolist())
 
         for unit, _ in e._units([f], text_field, "strict", tok):
-            if batch and (batch[-1].range is None) != (unit.range is None):
+            if batch and batch[-1].kind() != unit.kind():
                 flush()
                 batch, size = [], 0
             batch.append(unit)

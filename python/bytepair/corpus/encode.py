@@ -156,23 +156,66 @@ FIRST_BATCH_BYTES = 1 << 20
 BLOCK_CHARS = 8 << 20
 
 
+# Documents of a JSON-lines block are gathered into units of about this many bytes of text.
+BLOCK_UNIT_BYTES = 1 << 20
+
+
 class Unit:
     """A document, or a piece of one: its text (or a byte range of a file, read in Rust) and
-    whether it starts / ends the document."""
+    whether it starts / ends the document; or ``count`` whole documents of a ``TextBlock``
+    (JSON lines read in Rust), ``block = (block, lo, hi)`` of ``nbytes`` bytes."""
 
-    __slots__ = ("end", "range", "start", "text")
+    __slots__ = ("block", "count", "end", "nbytes", "range", "start", "text")
 
     def __init__(
-        self, text: str, start: bool = True, end: bool = True, range: tuple[str, int, int] | None = None
+        self, text: str, start: bool = True, end: bool = True, range: tuple[str, int, int] | None = None,
+        block: tuple[Any, int, int] | None = None, nbytes: int = 0,
     ) -> None:
         self.text, self.start, self.end, self.range = text, start, end, range
+        self.block, self.nbytes = block, nbytes
+        self.count = 1 if block is None else block[2] - block[1]
 
     def size(self) -> int:
+        if self.block is not None:
+            return self.nbytes
         return self.range[2] - self.range[1] if self.range is not None else len(self.text)
+
+    def kind(self) -> int:
+        """What the encoder takes it as: 0 a text, 1 a file range, 2 documents of a block."""
+        return 2 if self.block is not None else 1 if self.range is not None else 0
+
+    def after(self, skip: int) -> Unit:
+        """This unit less its first ``skip`` documents (a block's; resuming)."""
+        assert self.block is not None and 0 <= skip < self.count
+        block, lo, hi = self.block
+        ends = np.frombuffer(block.ends(), dtype="<u8")
+        start = int(ends[lo + skip - 1]) if lo + skip > 0 else 0
+        return Unit("", block=(block, lo + skip, hi), nbytes=int(ends[hi - 1]) - start)
+
+
+def unit_flags(units: list[Unit]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Whether each document or piece of ``units`` (what their offsets index) starts / ends a
+    document."""
+    counts = [u.count for u in units]
+    starts = np.repeat(np.array([u.start for u in units], dtype=bool), counts)
+    ends = np.repeat(np.array([u.end for u in units], dtype=bool), counts)
+    return starts, ends
+
+
+def _block_units(block: Any) -> Iterator[Unit]:
+    """The documents of a ``TextBlock`` as units of about ``BLOCK_UNIT_BYTES`` (at least one
+    document each)."""
+    ends = np.frombuffer(block.ends(), dtype="<u8").astype(np.int64)
+    lo, base = 0, 0
+    while lo < len(ends):
+        hi = max(int(np.searchsorted(ends, base + BLOCK_UNIT_BYTES, side="right")), lo + 1)
+        yield Unit("", block=(block, lo, hi), nbytes=int(ends[hi - 1]) - base)
+        lo, base = hi, int(ends[hi - 1])
 
 
 def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer) -> Iterator[tuple[Unit, int]]:
-    """Non-empty documents (or pieces of large text files) in order, each with its file's index."""
+    """Non-empty documents (or pieces of large text files, or runs of JSON lines read in Rust)
+    in order, each with its file's index."""
     from bytepair.sources import documents
 
     for k, f in enumerate(files):
@@ -184,7 +227,15 @@ def _units(files: list[SourceFile], text_field: str, errors: str, tok: Tokenizer
                 for unit in _stream_text(f, errors, tok):
                     yield unit, k
             continue
-        read = jsonl.documents if f.jsonl and not f.parquet else documents  # JSON lines: in Rust
+        if f.jsonl and not f.parquet and tok._normalize is None:  # JSON lines: in Rust
+            for item in jsonl.blocks(f, text_field=text_field, errors=errors):
+                if isinstance(item, str):
+                    yield Unit(item), k
+                else:
+                    for unit in _block_units(item):
+                        yield unit, k
+            continue
+        read = jsonl.documents if f.jsonl and not f.parquet else documents
         for doc in read(f, text_field=text_field, errors=errors):
             if doc:
                 yield Unit(doc), k
@@ -270,7 +321,12 @@ class Batches:
         dt, separator, num_threads = self.dt, self.separator, self.num_threads
         width = dt.itemsize
         edges = None if all(u.start and u.end for u in units) else [(u.start, u.end) for u in units]
-        if units[0].range is not None:  # byte ranges of a large file, read in Rust
+        if units[0].block is not None:  # documents of JSON lines read in Rust
+            n, raw_offsets = self.core.encode_blocks(
+                [u.block for u in units if u.block is not None], [], out=out, width=width, separator=separator,
+                num_threads=num_threads,
+            )
+        elif units[0].range is not None:  # byte ranges of a large file, read in Rust
             ranges = [u.range for u in units if u.range is not None]
             n, raw_offsets, _ = self.core.encode_file_ranges(
                 ranges, [], out=out, width=width, separator=separator, num_threads=num_threads, edges=edges
@@ -467,19 +523,22 @@ def encode_corpus(
                 done_files = k
                 read_bytes = sum(f.size for f in files[:k])
             read_bytes += unit.size()
-            if index < start_doc:
-                index += 1
+            if index + unit.count <= start_doc:
+                index += unit.count
                 continue
+            if index < start_doc:  # resuming inside a unit of several documents
+                unit = unit.after(start_doc - index)
+                index = start_doc
             # A batch is all texts or all file ranges, and (unless one unit is) at most an eighth
             # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
             # RSS from about 210 to 230 MB, issue 11).
-            if batch and ((batch[-1].range is None) != (unit.range is None) or size + unit.size() > limit + limit // 8):
+            if batch and (batch[-1].kind() != unit.kind() or size + unit.size() > limit + limit // 8):
                 yield first, batch
                 first, batch, size = index, [], 0
                 limit = min(batch_bytes, limit * 2)
             batch.append(unit)
             size += unit.size()
-            index += 1
+            index += unit.count
             if size >= limit:
                 yield first, batch
                 first, batch, size = index, [], 0
@@ -595,12 +654,11 @@ class _Writer:
         self.doc_len = 0  # Megatron: tokens so far of a document written in several units
 
     def add(self, ids: NDArray[Any], offsets: NDArray[np.int64], first: int, units: list[Unit], skip: int) -> None:
-        """Adds the ids of units ``first...`` (unit ``i - first`` at ``ids[offsets[i]:offsets[i+1]]``,
-        a document or a piece of one), less the first ``skip`` tokens."""
+        """Adds the ids of ``units``, whose documents and pieces are numbered from ``first`` (the
+        ``i``th at ``ids[offsets[i]:offsets[i+1]]``), less the first ``skip`` tokens."""
         n = len(ids)
         starts = offsets[:-1]
-        doc_starts = np.array([u.start for u in units], dtype=bool)
-        doc_ends = np.array([u.end for u in units], dtype=bool)
+        doc_starts, doc_ends = unit_flags(units)
         pos = skip
         while pos < n:
             if self.shard is None:
