@@ -284,6 +284,22 @@
 //!   * the short table in transparent huge pages (`madvise`; the kernel backed it with 16 of
 //!     them): 164.5 -> 169.8 MB/s on 60 MB (8 rounds), 148.3 -> 149.7 on 262 MB (4 rounds),
 //!     inside the noise, as in the fourth round.
+//! - Many threads, seventh round (issue 11): `perf` of `encode-corpus` at 2 threads on the 262 MB
+//!   mix put 3-4 % of its samples in TLB shootdowns from `PieceCache::insert` (`do_wp_page`,
+//!   `flush_tlb_mm_range`, `x2apic_send_IPI`): a lookup that misses first maps a page of the
+//!   short table to the kernel's zero page, and the insert that follows replaces it, which
+//!   interrupts every other core running the process. A call with 1 MiB of text or more now
+//!   maps the table's pages first (`POPULATE_BYTES`, `ShortTable::populate`; the stripes'
+//!   slot arrays are written when made). Four alternating pairs: system time 0.36-0.39 ->
+//!   0.21-0.28 s, page faults 69 k -> 51 k. Tried and dropped in this round:
+//!   * the short table at 2^18 slots (8 MiB, a quarter): a first pass over 30 MB of the
+//!     multilingual text 43.2 -> 46.4 MB/s (less of the last-level cache taken from the pair
+//!     table), warm passes 106.3 -> 93.9 (5 rounds each, medians);
+//!   * two batches encoded at once in `encode-corpus` (two `BatchEncoder`s into one pool),
+//!     so that a thread done with a batch's last chunks starts on the next one: the idle
+//!     stretches between batches were gone (`perf -a`), but over 8 alternating runs the
+//!     process spent more CPU (median 3.11 against 2.92 s) and ran no faster (158 against 162
+//!     MB/s).
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.

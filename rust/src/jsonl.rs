@@ -8,6 +8,11 @@
 //! takes, it reads as `json.loads` does: `\uXXXX` escapes joined into surrogate pairs when a
 //! high one is followed by a low one, duplicate keys the last one wins, and a lone surrogate
 //! (which Python keeps, and the encoder then replaces) made U+FFFD here.
+//!
+//! Corpus encoding takes the documents as one buffer (`block`), not a `String` each, and hands
+//! it to the encoder as it is (`py.rs`, `TextBlock`). Strings are read a run at a time: the
+//! next quote or backslash found with `memchr2`, the run checked for control characters by a
+//! loop the compiler vectorizes; values other than the field are checked, not copied.
 
 /// Nesting deeper than this is left to Python (whose limit is its recursion limit).
 const MAX_DEPTH: usize = 128;

@@ -75,7 +75,16 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
 - JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
   machine, and a core taken from the encoder on 2 cores): they are now read in Rust
   (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
-  is not sure of, so errors and edge cases are Python's, unchanged.
+  is not sure of, so errors and edge cases are Python's, unchanged. Rust first made a ``str``
+  of each document, which the encoder then turned back into UTF-8: at two threads ``perf`` put
+  this thread at about two fifths of the samples (the JSON string parser 7 %, making and
+  re-encoding those strings, and their allocations, most of the rest). The documents of a block
+  now stay in one Rust buffer (``TextBlock``) that the encoder takes as it is
+  (``BatchEncoder.encode_blocks``, units of ``BLOCK_UNIT_BYTES`` of whole documents), and the
+  parser finds string runs with ``memchr``: 296 MB of JSON lines at 2 threads, four pairs run in
+  turn, 108-129 -> 134-152 MB/s, CPU 3.9-4.7 -> 3.5-4.0 s.
+- Tried and dropped: two batches encoded at once (two lanes into one pool of threads), to fill
+  the end of each batch; see ``rust/src/encode.rs``, seventh round.
 """
 
 from __future__ import annotations
@@ -529,7 +538,8 @@ def encode_corpus(
             if index < start_doc:  # resuming inside a unit of several documents
                 unit = unit.after(start_doc - index)
                 index = start_doc
-            # A batch is all texts or all file ranges, and (unless one unit is) at most an eighth
+            # A batch is of one kind (texts, file ranges, or documents of JSON-lines blocks), and
+            # (unless one unit is) at most an eighth
             # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
             # RSS from about 210 to 230 MB, issue 11).
             if batch and (batch[-1].kind() != unit.kind() or size + unit.size() > limit + limit // 8):
