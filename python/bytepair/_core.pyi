@@ -130,7 +130,7 @@ class Encoder:
         num_threads: int | None = None,
         chunk_bytes: int | None = None,
         edges: list[tuple[bool, bool]] | None = None,
-    ) -> tuple[bytearray, bytearray]: ...
+    ) -> tuple[memoryview, bytearray]: ...
     def encode_files(
         self,
         paths: list[str],
@@ -151,7 +151,7 @@ class Encoder:
         replace_errors: bool = False,
         num_threads: int | None = None,
         edges: list[tuple[bool, bool]] | None = None,
-    ) -> tuple[bytearray, bytearray, int]: ...
+    ) -> tuple[memoryview, bytearray, int]: ...
     # corpus encoding (issue 11): the vocabulary as one buffer, and the largest ordinary id
     def vocab_table(self) -> tuple[bytes, int | None]: ...
 

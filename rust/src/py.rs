@@ -1009,7 +1009,7 @@ impl PyEncoder {
 
     /// Encodes each text as one document into a flat buffer of `width`-byte (2 or 4)
     /// little-endian ids, with `separator` = (id, prepend) before or after each document.
-    /// Returns (ids as a bytearray, document offsets as little-endian u64 in a bytearray, one more than texts).
+    /// Returns (ids as a writable memoryview, document offsets as little-endian u64 in a bytearray, one more than texts).
     #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None, edges=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_flat<'py>(
@@ -1022,7 +1022,7 @@ impl PyEncoder {
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
         let par = parallel(num_threads, chunk_bytes)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
@@ -1083,7 +1083,7 @@ impl PyEncoder {
         replace_errors: bool,
         num_threads: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, u64)> {
+    ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>, u64)> {
         let par = parallel(num_threads, None)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
@@ -1203,14 +1203,14 @@ fn flat_bytes<'py>(
     parts: &Parts,
     width: Width,
     threads: usize,
-) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-    let n = parts.total() * width.bytes();
-    let ids = PyByteArray::new_with(py, n, |buf| {
-        py.detach(|| parts.write(width, buf, threads))
-            .map_err(to_py)
-    })?;
+) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+    // Written by the threads straight into new memory (`Parts::append_to`): a bytearray is
+    // zeroed first, on this thread.
+    let mut ids = Vec::new();
+    py.detach(|| parts.append_to(width, &mut ids, threads))
+        .map_err(to_py)?;
     let offsets: Vec<u8> = parts.offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
-    Ok((ids, PyByteArray::new(py, &offsets)))
+    Ok((owned_view(py, ids)?, PyByteArray::new(py, &offsets)))
 }
 
 // ---- WordPiece (issue 10) ----------------------------------------------------------------
