@@ -2043,6 +2043,37 @@ struct PyBatchEncoder {
 }
 
 impl PyBatchEncoder {
+    /// What `encode_texts` and `encode_blocks` do once they have their texts: `refs` encoded
+    /// into `out`, one document each (or pieces of documents, with `edges`).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_refs<'py>(
+        &self,
+        py: Python<'py>,
+        refs: &[&str],
+        allowed: &[Rank],
+        out: &Bound<'py, PyByteArray>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        par: Parallel,
+        edges: Option<&[(bool, bool)]>,
+    ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let encoder = &self.encoder.get().inner;
+        let mut scratch = self.scratch()?;
+        let scratch = &mut *scratch;
+        let parts = py
+            .detach(|| {
+                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
+                encoder.encode_parts_reusing(refs, allowed, separator, edges, par, &mut scratch.ids)
+            })
+            .map_err(to_py)?;
+        let written = write_into(py, &parts, width, par.threads, out);
+        scratch.ids.extend(parts.into_buffers());
+        let (n, offsets) = written?;
+        Ok((n, offsets))
+    }
+
     fn scratch(&self) -> PyResult<std::sync::MutexGuard<'_, crate::arrays::Scratch>> {
         self.scratch.try_lock().map_err(|_| {
             pyo3::exceptions::PyRuntimeError::new_err(
@@ -2078,30 +2109,18 @@ impl PyBatchEncoder {
         chunk_bytes: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let par = parallel(num_threads, chunk_bytes)?;
-        let width = Width::from_bytes(width).map_err(to_py)?;
-        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
-        let encoder = &self.encoder.get().inner;
-        let mut scratch = self.scratch()?;
-        let scratch = &mut *scratch;
-        let parts = py
-            .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
-                encoder.encode_parts_reusing(
-                    &refs,
-                    &allowed,
-                    separator,
-                    edges.as_deref(),
-                    par,
-                    &mut scratch.ids,
-                )
-            })
-            .map_err(to_py)?;
-        let written = write_into(py, &parts, width, par.threads, out);
-        scratch.ids.extend(parts.into_buffers());
-        let (n, offsets) = written?;
-        Ok((n, offsets))
+        self.encode_refs(
+            py,
+            &refs,
+            &allowed,
+            out,
+            width,
+            separator,
+            par,
+            edges.as_deref(),
+        )
     }
 
     /// `encode_texts` of documents `lo..hi` of each `TextBlock` given, in order, each a whole
@@ -2120,9 +2139,6 @@ impl PyBatchEncoder {
         chunk_bytes: Option<usize>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
         let par = parallel(num_threads, chunk_bytes)?;
-        let width = Width::from_bytes(width).map_err(to_py)?;
-        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
-        let encoder = &self.encoder.get().inner;
         let mut refs: Vec<&str> = Vec::new();
         for (block, lo, hi) in &blocks {
             let block = block.get();
@@ -2134,25 +2150,7 @@ impl PyBatchEncoder {
             }
             refs.extend((*lo..*hi).map(|i| block.doc(i)));
         }
-        let mut scratch = self.scratch()?;
-        let scratch = &mut *scratch;
-        let parts = py
-            .detach(|| {
-                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
-                encoder.encode_parts_reusing(
-                    &refs,
-                    &allowed,
-                    separator,
-                    None,
-                    par,
-                    &mut scratch.ids,
-                )
-            })
-            .map_err(to_py)?;
-        let written = write_into(py, &parts, width, par.threads, out);
-        scratch.ids.extend(parts.into_buffers());
-        let (n, offsets) = written?;
-        Ok((n, offsets))
+        self.encode_refs(py, &refs, &allowed, out, width, separator, par, None)
     }
 
     /// `Encoder.encode_file_ranges` into `out`, as `encode_texts` does. Returns (number of
