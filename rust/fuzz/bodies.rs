@@ -203,3 +203,61 @@ pub fn packed(data: &[u8]) {
         )
     );
 }
+
+/// JSON lines for corpus encoding (issue 11; the string parser reads runs as text unchecked):
+/// `texts` and `block` take the same whole lines, `block` holds the same texts less the empty
+/// ones, every text is valid UTF-8, and each line taken reads alone (`field_of`) as it did in
+/// the run.
+pub fn jsonl(data: &[u8]) {
+    use bytepair_core::jsonl::{block, field_of, texts};
+    for field in ["text", "t\u{e9}xt"] {
+        let t = texts(data, 0, field);
+        let b = block(data, 0, field);
+        assert_eq!((t.used, t.lines), (b.used, b.lines));
+        assert!(t.used <= data.len());
+        assert!(t.used == 0 || t.used == data.len() || data[t.used - 1] == b'\n');
+        for s in &t.texts {
+            assert!(std::str::from_utf8(s.as_bytes()).is_ok());
+        }
+        assert!(std::str::from_utf8(b.text.as_bytes()).is_ok());
+        let mut start = 0;
+        let docs: Vec<&str> = b
+            .ends
+            .iter()
+            .map(|&e| {
+                let d = &b.text[start..e];
+                start = e;
+                d
+            })
+            .collect();
+        assert_eq!(start, b.text.len());
+        let nonempty: Vec<&str> = t
+            .texts
+            .iter()
+            .map(|s| s.as_str())
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert_eq!(docs, nonempty);
+        let blank = |l: &[u8]| {
+            l.iter()
+                .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | 0x1c..=0x1f))
+        };
+        let lines: Vec<&[u8]> = data[..t.used]
+            .split_inclusive(|&c| c == b'\n')
+            .filter(|l| !blank(l))
+            .collect();
+        assert_eq!(lines.len(), t.texts.len());
+        for (line, text) in lines.iter().zip(&t.texts) {
+            assert_eq!(field_of(line, field).as_deref(), Some(text.as_str()));
+        }
+        // The line it stopped at, if any, is one it does not take alone either.
+        if t.used < data.len() {
+            let rest = &data[t.used..];
+            let end = rest
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            assert_eq!(field_of(&rest[..end], field), None);
+        }
+    }
+}

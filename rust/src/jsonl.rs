@@ -100,6 +100,7 @@ fn each_line(
 /// The string `field` of the JSON object that is the whole `line`, or None when the line is
 /// anything else (not strict JSON, not an object, no such field, not a string).
 pub fn field_of(line: &[u8], field: &str) -> Option<String> {
+    std::str::from_utf8(line).ok()?; // `field_into` reads runs of it as text unchecked
     let mut text = String::new();
     field_into(line, field, &mut text, &mut String::new()).then_some(text)
 }

@@ -25,7 +25,7 @@ impl Rng {
 }
 
 /// Bytes that the pre-tokenizers and readers treat specially, to splice into inputs.
-const DICT: [&[u8]; 16] = [
+const DICT: [&[u8]; 19] = [
     b" ",
     b"\n",
     b"\r\n",
@@ -42,6 +42,9 @@ const DICT: [&[u8]; 16] = [
     b"IQ== 0\n",
     b"\xff",
     b"==",
+    b"\"",
+    b"\\u",
+    b"{\"text\": \"",
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
@@ -117,4 +120,9 @@ fn fuzz_ranks() {
 #[test]
 fn fuzz_packed() {
     run("packed", bodies::packed);
+}
+
+#[test]
+fn fuzz_jsonl() {
+    run("jsonl", bodies::jsonl);
 }
