@@ -77,8 +77,9 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
   is not sure of, so errors and edge cases are Python's, unchanged. Rust first made a ``str``
   of each document, which the encoder then turned back into UTF-8: at two threads ``perf`` put
-  this thread at about two fifths of the samples (the JSON string parser 7 %, making and
-  re-encoding those strings, and their allocations, most of the rest). The documents of a block
+  the Python threads (loading the tokenizer included) at about two fifths of the samples (the
+  JSON string parser 7 %, making and re-encoding those strings, and their allocations, most of
+  the rest). The documents of a block
   now stay in one Rust buffer (``TextBlock``) that the encoder takes as it is
   (``BatchEncoder.encode_blocks``, units of ``BLOCK_UNIT_BYTES`` of whole documents), and the
   parser finds string runs with ``memchr``: 296 MB of JSON lines at 2 threads, four pairs run in
