@@ -382,12 +382,7 @@ fn file_ranges(
 ) -> Result<(Vec<(String, u64, u64)>, Vec<(bool, bool)>, u64)> {
     let (mut ranges, mut edges, mut total) = (Vec::new(), Vec::new(), 0u64);
     for p in paths {
-        let size = std::fs::metadata(p)
-            .map_err(|error| Error::Io {
-                source: p.clone(),
-                error,
-            })?
-            .len();
+        let size = std::fs::metadata(p).map_err(Error::io(p))?.len();
         total += size;
         let targets: Vec<u64> = (1..).map(|k| k * batch).take_while(|&t| t < size).collect();
         let mut bounds = vec![0];
@@ -415,7 +410,9 @@ impl Encoder {
     /// change (`file_ranges`), into buffers reused from batch to batch: memory follows the
     /// output, not the input (a whole file read at once, then its ids, then the flat copy were
     /// three buffers of the corpus's size, and their page faults a fifth of `encode_files`'
-    /// time in `perf`).
+    /// time in `perf`). `batch`: bytes of ranges per batch (None: `FILE_BATCH` per thread;
+    /// tests use small ones).
+    #[allow(clippy::too_many_arguments)]
     pub fn encode_files(
         &self,
         paths: &[String],
@@ -424,23 +421,9 @@ impl Encoder {
         replace: bool,
         par: Parallel,
         width: Width,
+        batch: Option<u64>,
     ) -> Result<(Vec<u8>, Vec<u64>, u64)> {
-        let batch = FILE_BATCH * par.threads.max(1) as u64;
-        self.encode_files_batched(paths, allowed, separator, replace, par, width, batch)
-    }
-
-    /// `encode_files` in batches of about `batch` bytes.
-    #[allow(clippy::too_many_arguments)]
-    fn encode_files_batched(
-        &self,
-        paths: &[String],
-        allowed: &[Rank],
-        separator: Option<Separator>,
-        replace: bool,
-        par: Parallel,
-        width: Width,
-        batch: u64,
-    ) -> Result<(Vec<u8>, Vec<u64>, u64)> {
+        let batch = batch.unwrap_or(FILE_BATCH * par.threads.max(1) as u64);
         let (ranges, edges, total) = file_ranges(self, paths, batch)?;
         let mut out: Vec<u8> =
             Vec::with_capacity((total as usize / 3).saturating_mul(width.bytes()));
@@ -791,14 +774,14 @@ mod tests {
                         let (ranges, _, _) = file_ranges(enc, &paths, batch).unwrap();
                         cuts_seen |= ranges.len() > 2 * paths.len();
                         let (ids, offsets, replaced) = enc
-                            .encode_files_batched(
+                            .encode_files(
                                 &paths,
                                 allowed,
                                 separator,
                                 false,
                                 par,
                                 Width::U32,
-                                batch,
+                                Some(batch),
                             )
                             .unwrap();
                         assert!(ids == want, "{batch} {threads} {separator:?}");

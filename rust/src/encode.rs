@@ -1930,7 +1930,9 @@ impl Encoder {
         chunks(&self.pretok, &self.all_specials, text, size)
     }
 
-    /// The chunks of every text, as (text index, chunk), for `par`.
+    /// The chunks of every text, as (text index, chunk), for `par`. A call of `POPULATE_BYTES`
+    /// or more readies the piece cache first (`PieceCache::populate`): every call that
+    /// encodes or counts many texts starts here.
     pub(crate) fn work<'t>(&self, texts: &[&'t str], par: Parallel) -> Vec<(usize, &'t str)> {
         let total: usize = texts.iter().map(|t| t.len()).sum();
         if total >= POPULATE_BYTES {

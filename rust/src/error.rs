@@ -42,4 +42,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// Makes `Io` errors that name `source` (for `map_err`).
+    pub fn io(source: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+        move |error| Error::Io {
+            source: source.to_string(),
+            error,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, Error>;

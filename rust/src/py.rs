@@ -1055,16 +1055,19 @@ impl PyEncoder {
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
         let (ids, offsets, replaced) = py
             .detach(|| {
-                self.inner
-                    .encode_files(&paths, &allowed, separator, replace_errors, par, width)
+                self.inner.encode_files(
+                    &paths,
+                    &allowed,
+                    separator,
+                    replace_errors,
+                    par,
+                    width,
+                    None,
+                )
             })
             .map_err(to_py)?;
-        let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
-        Ok((
-            owned_view(py, ids)?,
-            PyByteArray::new(py, &offsets),
-            replaced,
-        ))
+        let (ids, offsets) = flat_result(py, ids, &offsets)?;
+        Ok((ids, offsets, replaced))
     }
 
     /// `encode_files` over byte ranges (path, start, end) of files, each range one text
@@ -1209,7 +1212,17 @@ fn flat_bytes<'py>(
     let mut ids = Vec::new();
     py.detach(|| parts.append_to(width, &mut ids, threads))
         .map_err(to_py)?;
-    let offsets: Vec<u8> = parts.offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    flat_result(py, ids, &parts.offsets)
+}
+
+/// The ids lent to Python as a memoryview (`owned_view`) and the document offsets as
+/// little-endian u64 in a bytearray: what the array outputs return.
+fn flat_result<'py>(
+    py: Python<'py>,
+    ids: Vec<u8>,
+    offsets: &[u64],
+) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+    let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
     Ok((owned_view(py, ids)?, PyByteArray::new(py, &offsets)))
 }
 

@@ -72,13 +72,6 @@ pub fn read_ranges(
     Ok((texts, replaced))
 }
 
-fn io_error(source: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |error| Error::Io {
-        source: source.to_string(),
-        error,
-    }
-}
-
 /// `read_ranges` into `texts[..ranges.len()]` (added when missing), reusing their buffers:
 /// a buffer keeps its capacity, so a long run reads each batch into the memory of the last.
 /// The ranges are read and checked in pieces on `threads` threads (see the module's notes).
@@ -96,7 +89,7 @@ pub fn read_ranges_into(
     // kept as they are (they will be read over), so a reused buffer is not zeroed.
     let mut bufs = Vec::with_capacity(ranges.len());
     for ((p, start, end), slot) in ranges.iter().zip(texts.iter_mut()) {
-        let len = std::fs::metadata(p).map_err(io_error(p))?.len();
+        let len = std::fs::metadata(p).map_err(Error::io(p))?.len();
         let want = usize::try_from((*end).min(len).saturating_sub(*start))
             .map_err(|_| Error::Invalid(format!("{p}: a range too large to read")))?;
         let mut bytes = std::mem::take(slot).into_bytes();
@@ -126,7 +119,7 @@ pub fn read_ranges_into(
     }
     let read = |(r, at, dst): &mut (usize, usize, &mut [u8])| -> Result<bool> {
         let (p, start, _) = &ranges[*r];
-        read_piece(p, start + *at as u64, dst).map_err(io_error(p))
+        read_piece(p, start + *at as u64, dst).map_err(Error::io(p))
     };
     let full: Vec<bool> = crate::threads::run(threads, || {
         if threads == 1 {
@@ -216,12 +209,12 @@ fn read_whole(
     mut bytes: Vec<u8>,
     replace: bool,
 ) -> Result<(String, u64)> {
-    let mut file = File::open(path).map_err(io_error(path))?;
-    file.seek(SeekFrom::Start(start)).map_err(io_error(path))?;
+    let mut file = File::open(path).map_err(Error::io(path))?;
+    file.seek(SeekFrom::Start(start)).map_err(Error::io(path))?;
     bytes.clear();
     file.take(end.saturating_sub(start))
         .read_to_end(&mut bytes)
-        .map_err(io_error(path))?;
+        .map_err(Error::io(path))?;
     utf8_at(bytes, path, start, replace)
 }
 
