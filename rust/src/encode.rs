@@ -300,6 +300,27 @@
 //!     stretches between batches were gone (`perf -a`), but over 8 alternating runs the
 //!     process spent more CPU (median 3.11 against 2.92 s) and ran no faster (158 against 162
 //!     MB/s).
+//! - The warm path, eighth round (issue 11): multilingual text. `encode_files` on one thread,
+//!   30 MB of each kind of the bench corpus, second passes against gigatoken's: prose 169.8
+//!   against 186.7 MB/s, code 152.3 against 132.3, multilingual 67.6 against 102.2, the gap.
+//!   `perf` of warm passes of `warm.rs` over the multilingual 30 MB put 16 % in
+//!   `CacheTable::get` and 10 % in `encode_piece_slow`: pieces of more than 16 bytes (6 % of
+//!   the pieces; a Cyrillic or Greek word is two bytes a letter) were found under a stripe's
+//!   lock, through its slot array, then its arena, none of it asked for ahead. Pieces of 17 to
+//!   32 bytes with up to 7 ids (92 % of the 17-to-32-byte pieces there) now have a table like
+//!   the short one (`inline::Medium`, one 64-byte slot each, 16 MiB), hashed and asked for in
+//!   `ahead` like short pieces. Alternating `warm.rs` runs, warm medians in MB/s of CPU time:
+//!   multilingual 99.0 -> 107.4 (6 rounds), and 96.9 -> 102.0 (8 rounds) with those pieces'
+//!   hashing moved out of the scanner's loop (`ahead_long`); prose 202.9 -> 201.7 (8 rounds,
+//!   no change). cachegrind (8 MB of the multilingual text, a simulated 8 MiB last-level
+//!   cache, one warm pass) counts the same instructions and last-level misses before and
+//!   after (409 M / 469 k, 411 M / 473 k; it ignores prefetches): the gain is the misses
+//!   asked for ahead. Buckets of 2 slots left 3.6 k pieces a warm pass to merge again (cyclic
+//!   evictions; 250 before), 4 slots 700.
+//!   Tried and dropped: a third table for pieces of 33 to 64 bytes with up to 15 ids (two
+//!   cache lines a slot, 8 MiB): warm medians 94.7 -> 88.4 and 101.8 -> 90.9 MB/s (6 rounds
+//!   each), 90.2 -> 82.4 with its hashing out of line; those pieces (1.2 % of the pieces) have
+//!   9 to 15 ids, and reading two lines per way cost more than the stripe's lookup saved.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
@@ -323,8 +344,8 @@ pub use cache::PieceCache;
 mod long;
 // The piece cache, shared by threads (issue 11).
 mod cache;
-// The piece cache's inline table for pieces of up to 16 bytes (issue 11).
-mod short;
+// The piece cache's inline tables for pieces of up to 32 bytes (issue 11).
+mod inline;
 // The tokens of 9 to 16 bytes, found by two words (issue 11).
 mod tokens16;
 
@@ -397,9 +418,9 @@ fn hash_bytes(b: &[u8], head: u64) -> u64 {
     hash_finish(h)
 }
 
-// The steps of `hash_bytes`, shared by `hash_short` and `hash_words`, which compute the same
-// hash from words already at hand: the token table and the piece cache are probed through
-// all three, so they must agree (`hashes_agree`).
+// The steps of `hash_bytes`, shared by `hash_short`, `hash_words` and `hash_words32`, which
+// compute the same hash from words already at hand: the token table and the piece cache are
+// probed through all four, so they must agree (`hashes_agree`).
 #[inline(always)]
 fn hash_first(head: u64, len: usize) -> u64 {
     (head ^ (len as u64).rotate_right(8)).wrapping_mul(K)
@@ -450,6 +471,37 @@ fn words16(b: &[u8]) -> (u64, u64) {
     } else {
         (head(b), 0)
     }
+}
+
+/// The four zero-padded little-endian words of `text[at..at + len]` (`len` in 17..=32): loaded
+/// straight from the text when 32 bytes are there to load, and masked to the piece.
+#[inline(always)]
+fn words32_at(text: &[u8], at: usize, len: usize) -> [u64; 4] {
+    debug_assert!((17..=32).contains(&len));
+    let mut b = [0u8; 32];
+    match text.get(at..at + 32) {
+        Some(w) => b.copy_from_slice(w),
+        None => b[..len].copy_from_slice(&text[at..at + len]),
+    }
+    std::array::from_fn(|i| {
+        let w = u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
+        match len.saturating_sub(8 * i) {
+            0 => 0,
+            k if k >= 8 => w,
+            k => w & low_bytes(k),
+        }
+    })
+}
+
+/// `hash_bytes` of a piece of `len` bytes, 17 to 32, given as its four words (`words32_at`).
+#[inline(always)]
+fn hash_words32(w: &[u64; 4], len: usize) -> u64 {
+    debug_assert!((17..=32).contains(&len));
+    let mut h = hash_next(hash_next(hash_first(w[0], len), w[1]), w[2]);
+    if len > 24 {
+        h = hash_next(h, w[3]);
+    }
+    hash_finish(h)
 }
 
 /// The words of `text[at..at + len]` (`len` in 1..=16), loaded straight from the text when
@@ -1349,7 +1401,7 @@ impl Bpe {
         n: usize,
         cache: Option<&PieceCache>,
     ) -> Ahead {
-        if n.wrapping_sub(1) < short::MAX_LEN {
+        if n.wrapping_sub(1) < inline::Short::MAX_LEN {
             let (lo, hi) = words_at(text, at, n);
             let h = hash_words(lo, hi, n);
             if n <= 8 {
@@ -1362,14 +1414,32 @@ impl Bpe {
             }
             Ahead { at, n, lo, hi, h }
         } else {
-            Ahead {
+            self.ahead_long(text, at, n, cache)
+        }
+    }
+
+    /// `ahead` for pieces that are empty or longer than 16 bytes (a few in a hundred), out of
+    /// line. Pieces of 17 to 32 bytes are hashed and their slots asked for; the others are
+    /// left to `encode_piece_slow`.
+    #[inline(never)]
+    fn ahead_long(&self, text: &[u8], at: usize, n: usize, cache: Option<&PieceCache>) -> Ahead {
+        if !(inline::Short::MAX_LEN + 1..=inline::Medium::MAX_LEN).contains(&n) {
+            return Ahead {
                 at,
                 n,
                 lo: 0,
                 hi: 0,
                 h: 0,
-            }
+            };
         }
+        let w = words32_at(text, at, n);
+        let h = hash_words32(&w, n);
+        self.table.prefetch(h);
+        if let Some(c) = cache {
+            c.prefetch_medium(h);
+        }
+        let (lo, hi) = (w[0], w[1]);
+        Ahead { at, n, lo, hi, h }
     }
 
     /// Appends the ids of a piece queued by `ahead`. A piece of 1 to 8 bytes that is one token
@@ -1394,9 +1464,10 @@ impl Bpe {
         self.encode_ahead_slow(text, a, cache, out)
     }
 
-    /// `encode_ahead` for pieces that are not one token of up to 8 bytes: pieces of up to 16
-    /// bytes are found by their two words, in the token table and then in the piece cache's
-    /// inline table; longer ones go to `encode_piece_slow`.
+    /// `encode_ahead` for pieces that are not one token of up to 8 bytes: pieces of up to 32
+    /// bytes are found by their words, in the token tables and then in the piece cache's
+    /// inline tables (their slots were asked for by `ahead`); longer ones go to
+    /// `encode_piece_slow`.
     #[inline(never)]
     fn encode_ahead_slow(
         &self,
@@ -1407,20 +1478,29 @@ impl Bpe {
     ) {
         let Ahead { at, n, lo, hi, h } = a;
         let piece = &text[at..at + n];
-        if n.wrapping_sub(1) >= short::MAX_LEN {
+        if n.wrapping_sub(1) >= inline::Medium::MAX_LEN {
             return self.encode_piece_slow(piece, cache, out);
         }
-        if n > 8 {
-            if let Some(id) = self.table16.find(lo, hi, n, h) {
-                if self.is_direct(id) {
-                    out.push(id);
-                    return;
-                }
+        let short = n <= inline::Short::MAX_LEN;
+        let token = match n {
+            ..=8 => None, // `encode_ahead` looked
+            9..=16 => self.table16.find(lo, hi, n, h),
+            _ => self.table.find(piece, lo, h, |id| self.tail(id)),
+        };
+        if let Some(id) = token {
+            if self.is_direct(id) {
+                out.push(id);
+                return;
             }
         }
         match cache {
             Some(cache) => {
-                if cache.get_short(lo, hi, n, h, out) {
+                let hit = if short {
+                    cache.get_short(lo, hi, n, h, out)
+                } else {
+                    cache.get_medium(&words32_at(text, at, n), n, h, out)
+                };
+                if hit {
                     return;
                 }
                 if !cache.get_long(piece, lo, h, out) {
@@ -2446,8 +2526,8 @@ mod tests {
 
     #[test]
     fn hashes_agree() {
-        // `hash_short` and `hash_words` are `hash_bytes` from words at hand: a piece found
-        // through one must be found through the others.
+        // `hash_short`, `hash_words` and `hash_words32` are `hash_bytes` from words at hand: a
+        // piece found through one must be found through the others.
         let text = b"abcdefghijklmnop\xC3\xA9\x00z";
         for start in 0..4 {
             for len in 1..=16 {
@@ -2459,6 +2539,22 @@ mod tests {
                 if len <= 8 {
                     assert_eq!(hash_short(head(b), len), h, "{b:?}");
                 }
+            }
+        }
+        // And `hash_words32` from `words32_at`, with 32 bytes after the piece's start or not.
+        let text = b"abcdefghijklmnopqrstuvwxyz\xC3\xA9\x00z0123456789";
+        for start in [0, 1, 7, text.len() - 32, text.len() - 17] {
+            for len in 17..=32.min(text.len() - start) {
+                let b = &text[start..start + len];
+                let w = words32_at(text, start, len);
+                let alone = words32_at(b, 0, len);
+                assert_eq!(w, alone, "{b:?}");
+                let mut padded = [0u8; 32];
+                padded[..len].copy_from_slice(b);
+                for (i, word) in w.iter().enumerate() {
+                    assert_eq!(*word, head(&padded[8 * i..8 * i + 8]), "{b:?} {i}");
+                }
+                assert_eq!(hash_words32(&w, len), hash_bytes(b, head(b)), "{b:?}");
             }
         }
     }

@@ -1,19 +1,20 @@
 //! The piece cache: piece -> ids for pieces that are not one token (issue 11), shared by all
 //! the threads of an `Encoder`, its memory fixed whatever the text.
 //!
-//! Pieces of up to 16 bytes with up to 3 ids (almost all of them) are in `short`'s table: key
-//! and ids inline, reads without a lock. The others (pieces of 17 to 127 bytes, or of more than
-//! 3 ids: 12 % of the lookups on the bench mix, 800 k in 262 MB) are in `STRIPES` tables chosen
-//! by the piece's hash, each behind its own lock (uncontended, a lock is two atomic operations,
-//! small against the lookup and a merge's worth of work it saves; a stripe held by another
-//! thread is skipped, never waited for), each in two generations:
-//! pieces go into the young one; when it is full, the old one is emptied and becomes the young
-//! one, and a piece found in the old one is copied into the young one, so pieces in use
-//! survive. A table is one u64 slot per entry into an arena of keys and ids.
+//! Pieces of up to 16 bytes with up to 3 ids (almost all of them) are in the `Short` table, and
+//! pieces of 17 to 32 bytes with up to 7 ids in the `Medium` one (`inline.rs`): key and ids
+//! inline, reads without a lock. The other pieces of up to 127 bytes (longer ones are not
+//! cached) are in `STRIPES` tables chosen by the piece's hash, each behind its own lock
+//! (uncontended, a lock is two atomic operations, small against the lookup and a merge's worth
+//! of work it saves; a stripe held by another thread is skipped, never waited for), each in two
+//! generations: pieces go into the young one; when it is full, the old one is emptied and
+//! becomes the young one, and a piece found in the old one is copied into the young one, so
+//! pieces in use survive. A table is one u64 slot per entry into an arena of keys and ids.
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
-use super::{short, words16, Rank};
+use super::inline::{Medium, Short};
+use super::{words16, words32_at, Rank};
 
 /// One generation of the piece cache. A slot is one u64 that says where the entry is and
 /// how long, with 16 bits of the hash to skip most slots of other pieces unread; the entry is
@@ -113,7 +114,7 @@ impl CacheTable {
             self.slots = vec![0; 1 << LONG_BITS];
             // Written before any lookup reads them, so that each page is mapped once, not the
             // zero page first and then a copy with a TLB flush on every core (see
-            // `ShortTable::populate`).
+            // `InlineTable::populate`).
             for i in (0..self.slots.len()).step_by(512) {
                 // SAFETY: an element of the vector, which this thread owns (under the lock).
                 unsafe { std::ptr::write_volatile(&mut self.slots[i], 0) };
@@ -175,14 +176,16 @@ impl Stripe {
 /// The piece cache of an `Encoder` (see the module's notes).
 #[derive(Debug)]
 pub struct PieceCache {
-    short: short::ShortTable,
+    short: Short,
+    medium: Medium,
     stripes: Box<[Mutex<Stripe>]>,
 }
 
 impl Default for PieceCache {
     fn default() -> Self {
         PieceCache {
-            short: short::ShortTable::default(),
+            short: Short::default(),
+            medium: Medium::default(),
             stripes: (0..STRIPES).map(|_| Mutex::default()).collect(),
         }
     }
@@ -193,12 +196,15 @@ impl PieceCache {
     /// cached.
     #[inline]
     pub(super) fn get_into(&self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
-        if piece.len() <= short::MAX_LEN {
+        let n = piece.len();
+        if n <= Short::MAX_LEN {
             let (lo, hi) = words16(piece);
             debug_assert_eq!(lo, head);
-            if self.get_short(lo, hi, piece.len(), h, out) {
+            if self.get_short(lo, hi, n, h, out) {
                 return true;
             }
+        } else if n <= Medium::MAX_LEN && self.get_medium(&words32_at(piece, 0, n), n, h, out) {
+            return true;
         }
         self.get_long(piece, head, h, out)
     }
@@ -213,25 +219,38 @@ impl PieceCache {
         h: u64,
         out: &mut Vec<Rank>,
     ) -> bool {
-        match self.short.get(lo, hi, len, h) {
-            Some((ids, n)) => {
-                out.extend_from_slice(&ids[..n]);
-                true
-            }
-            None => false,
-        }
+        self.short.get(&[lo, hi], len, h, out)
     }
 
-    /// Readies the cache for a long run: the short table's pages are mapped now (see
-    /// `ShortTable::populate`). Costs its 32 MiB at once.
+    /// `get_into` for a piece of 17 to 32 bytes given as its words, in the medium table only.
+    #[inline(always)]
+    pub(super) fn get_medium(
+        &self,
+        words: &[u64; 4],
+        len: usize,
+        h: u64,
+        out: &mut Vec<Rank>,
+    ) -> bool {
+        self.medium.get(words, len, h, out)
+    }
+
+    /// Readies the cache for a long run: the inline tables' pages are mapped now (see
+    /// `InlineTable::populate`). Costs their 48 MiB at once.
     pub fn populate(&self) {
-        self.short.populate()
+        self.short.populate();
+        self.medium.populate();
     }
 
     /// Asks for the bucket a short piece hashed to `h` is looked up in.
     #[inline(always)]
     pub(super) fn prefetch_short(&self, h: u64) {
         self.short.prefetch(h)
+    }
+
+    /// Asks for the bucket a medium piece hashed to `h` is looked up in.
+    #[inline(always)]
+    pub(super) fn prefetch_medium(&self, h: u64) {
+        self.medium.prefetch(h)
     }
 
     /// `get_into` in the long pieces' tables only.
@@ -244,12 +263,19 @@ impl PieceCache {
 
     /// Adds `piece`, whose hash is `h` and ids `out[start..]`.
     pub(super) fn insert(&self, piece: &[u8], h: u64, start: usize, out: &[Rank]) {
-        let ids = &out[start..];
-        if piece.len() <= short::MAX_LEN && (1..=short::MAX_IDS).contains(&ids.len()) {
+        let (ids, n) = (&out[start..], piece.len());
+        // Which way of a full bucket it replaces: anything that varies from call to call.
+        let victim = (h as usize) ^ start;
+        if n <= Short::MAX_LEN && (1..=Short::MAX_IDS).contains(&ids.len()) {
             let (lo, hi) = words16(piece);
-            // Which way of a full bucket it replaces: anything that varies from call to call.
-            let victim = (h as usize) ^ start;
-            self.short.insert(lo, hi, piece.len(), h, ids, victim);
+            self.short.insert(&[lo, hi], n, h, ids, victim);
+            return;
+        }
+        if (Short::MAX_LEN + 1..=Medium::MAX_LEN).contains(&n)
+            && (1..=Medium::MAX_IDS).contains(&ids.len())
+        {
+            self.medium
+                .insert(&words32_at(piece, 0, n), n, h, ids, victim);
             return;
         }
         if let Some(mut stripe) = self.stripe(h) {
@@ -282,6 +308,7 @@ impl PieceCache {
     /// Empties the cache (a stripe in use by another thread at that moment is left as it is).
     pub(super) fn clear(&self) {
         self.short.clear();
+        self.medium.clear();
         for i in 0..STRIPES {
             if let Some(mut stripe) = self.lock_stripe(i) {
                 *stripe = Stripe::default();
@@ -323,7 +350,7 @@ mod tests {
     #[test]
     fn a_stripe_in_use_is_skipped_not_waited_for() {
         let cache = PieceCache::default();
-        let piece = b"a piece longer than 16 bytes";
+        let piece = b"a piece longer than 32 bytes, for a stripe";
         let h = hash(piece);
         cache.insert(piece, h, 0, &[1, 2]);
         let held = cache.stripe(h).unwrap();
@@ -331,7 +358,7 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 assert!(!cache.get_into(piece, head(piece), h, &mut Vec::new()));
-                cache.insert(b"another piece longer than 16", h, 0, &[3]);
+                cache.insert(b"another piece longer than 32 bytes", h, 0, &[3]);
                 cache.clear();
             });
         });
@@ -343,14 +370,21 @@ mod tests {
 
     #[test]
     fn pieces_go_to_the_table_of_their_shape() {
-        // Up to 16 bytes and 3 ids: the short table; longer, or more ids: a stripe. Each is
-        // found by `get_into`, and `clear` empties both.
+        // Up to 16 bytes and 3 ids: the short table; 17 to 32 bytes and up to 7 ids: the
+        // medium one; others: a stripe. Each is found by `get_into`, only in its own table, and
+        // `clear` empties them all.
         let cache = PieceCache::default();
-        let cases: [(&[u8], &[Rank]); 4] = [
+        let cases: [(&[u8], &[Rank]); 7] = [
             (b"abc", &[1, 2]),
             (b"sixteen bytes!!!", &[3, 4, 5]),
             (b"four ids", &[6, 7, 8, 9]),
             (b"seventeen bytes!!", &[10]),
+            (
+                b"thirty-two bytes, seven ids: ok",
+                &[11, 12, 13, 14, 15, 16, 17],
+            ),
+            (b"twenty-four bytes, 8 ids", &[1, 2, 3, 4, 5, 6, 7, 8]),
+            (b"thirty-three bytes is not medium!", &[18, 19]),
         ];
         for (piece, ids) in cases {
             let mut out = vec![0];
@@ -358,16 +392,26 @@ mod tests {
             cache.insert(piece, hash(piece), 1, &out);
         }
         for (piece, ids) in cases {
+            let (n, h) = (piece.len(), hash(piece));
             let mut out = Vec::new();
-            assert!(cache.get_into(piece, head(piece), hash(piece), &mut out));
+            assert!(cache.get_into(piece, head(piece), h, &mut out));
             assert_eq!(out, ids);
-            let short = piece.len() <= 16 && ids.len() <= 3;
-            let (lo, hi) = words16(&piece[..piece.len().min(16)]);
-            let in_short = cache.get_short(lo, hi, piece.len().min(16), hash(piece), &mut out);
+            let short = n <= 16 && ids.len() <= 3;
+            let medium = (17..=32).contains(&n) && ids.len() <= 7;
+            let mut out = Vec::new();
+            let (lo, hi) = words16(&piece[..n.min(16)]);
+            let in_short = cache.get_short(lo, hi, n.min(16), h, &mut out);
             assert_eq!(in_short, short, "{piece:?}");
+            let mut padded = piece.to_vec();
+            padded.resize(32.max(n), b'x');
+            let in_medium =
+                cache.get_medium(&words32_at(&padded, 0, n.clamp(17, 32)), n, h, &mut out);
+            assert_eq!(in_medium, medium, "{piece:?}");
+            assert_eq!(out, if short || medium { ids } else { &[] });
             assert_eq!(
-                cache.get_long(piece, head(piece), hash(piece), &mut out),
-                !short
+                cache.get_long(piece, head(piece), h, &mut Vec::new()),
+                !short && !medium,
+                "{piece:?}"
             );
         }
         cache.clear();
