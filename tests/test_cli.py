@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -527,6 +528,19 @@ def test_python_dash_m_entry_point(trained: Path) -> None:
     )
     assert proc.returncode == 1
     assert proc.stderr.decode().strip() == "bytepair: error: missing.json: no such file or directory"
+
+
+def test_the_command_keeps_openblas_to_one_thread_unless_told() -> None:
+    # numpy's OpenBLAS threads spin after import and take CPU from the encoder's; the command
+    # sets one thread before numpy is imported, and leaves a user's setting alone.
+    code = "import os, bytepair.cli, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    for given, want in [(None, "1"), ("3", "3")]:
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.decode().strip() == want
 
 
 @pytest.mark.skipif(shutil.which("bytepair") is None, reason="the bytepair script is not installed")

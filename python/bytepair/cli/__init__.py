@@ -21,7 +21,13 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-import bytepair
+# numpy (imported by the commands below) loads OpenBLAS, which starts a thread per core that
+# spins for a while: importing numpy took 0.22-0.24 s of CPU, 0.09 s with one thread (a 2-core
+# machine), time taken from the encoder's threads in `encode-corpus`. No command does linear
+# algebra. A user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import bytepair  # noqa: E402  (after the line above)
 from bytepair.cli import compare, convert, count, decode, encode, encode_corpus, report, show, stats, sweep, train, viz
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
