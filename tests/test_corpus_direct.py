@@ -107,3 +107,46 @@ def test_encode_corpus_writes_the_same_shards_either_way(tmp_path: Path, monkeyp
         outs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outs[0] == outs[1]
     assert len([n for n in outs[0] if n.startswith("shard_")]) >= 3
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_file_hash_is_sha256_at_every_size_around_the_reads(tmp_path: Path, monkeypatch: Any, enabled: bool) -> None:
+    # Read ahead in buffers of READ_BYTES (made small here): files of whole buffers, one byte
+    # either side, empty, written with O_DIRECT or not, all hash as hashlib does.
+    import hashlib
+
+    monkeypatch.setattr(direct, "READ_BYTES", 8192)
+    monkeypatch.setattr(direct, "STAGING_BYTES", 8192)
+    monkeypatch.setattr(direct, "ENABLED", enabled)
+    for n in [0, 1, 4095, 8191, 8192, 8193, 3 * 8192, 3 * 8192 + 17]:
+        data = bytes((i * 7 + n) % 256 for i in range(n))
+        path = tmp_path / f"f{n}.bin"
+        _write(path, [data], None)
+        assert direct.file_hash(str(path)).hexdigest() == hashlib.sha256(data).hexdigest(), n
+
+
+def test_file_hash_falls_back_when_direct_reads_are_refused(tmp_path: Path, monkeypatch: Any) -> None:
+    import hashlib
+
+    monkeypatch.setattr(direct, "READ_BYTES", 8192)
+    real = os.preadv
+    calls = [0]
+
+    def refuse_second(fd: int, bufs: Any, offset: int) -> int:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real(fd, bufs, offset)
+
+    data = bytes(range(256)) * 100  # 25,600 bytes: four reads
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    try:
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_DIRECT", 0)))
+    except OSError:
+        pytest.skip("no direct reads here (tmpfs, or no O_DIRECT): the ordinary path is the only one")
+    if not getattr(os, "O_DIRECT", 0):
+        pytest.skip("no O_DIRECT on this system: the ordinary path is the only one")
+    monkeypatch.setattr(direct.os, "preadv", refuse_second)
+    assert direct.file_hash(str(path)).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert calls[0] >= 5  # the refused direct read, then the plain ones from the start

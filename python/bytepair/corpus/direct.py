@@ -17,17 +17,29 @@ written in whole blocks; the last, partial block is padded and the file cut to i
 header rewritten at the end (the last shard's token count) goes through an ordinary
 descriptor. Where ``O_DIRECT`` is missing or refused (macOS, tmpfs, some network file systems)
 the file is written the ordinary way; the bytes are the same.
+
+Reading a shard back (``file_sha256``: the last shard, whose header changes at the end, and
+every shard checked on resume) has the same problem the other way: a shard written around the
+page cache is not in it, so the whole shard comes from the disk. Read and hashed in turn on
+one thread, the last shard of a one-shard run (262 MB of text, 266 MB of ids) took 0.6-1.1 s
+of a 2.2-2.5 s run at two threads (the same run with ``--shard-tokens`` equal to its token
+count, which leaves the header as written: 2.21-2.54 s against 2.85-3.67 s). Here a second
+thread reads the next 8 MiB (``O_DIRECT`` where allowed, 0.35 s for those 266 MB against 0.54
+s through the page cache) while this one hashes the last (0.18 s).
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import mmap
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
 BLOCK = 4096  # a multiple of every usual logical block size (512, 4096)
 STAGING_BYTES = 4 << 20
+READ_BYTES = 8 << 20  # a multiple of BLOCK
 ENABLED = True  # tests turn it off to compare both ways of writing
 
 
@@ -173,3 +185,60 @@ class ShardFile:
         finally:
             self.fd = self.patch_fd = -1
             self._release()
+
+
+def file_hash(path: str) -> Any:
+    """The sha256 object of a file's bytes, read on a second thread while this one hashes (see
+    the module's notes), with ``O_DIRECT`` where the file system allows it."""
+    direct = getattr(os, "O_DIRECT", 0) if ENABLED else 0
+    if direct:
+        try:
+            fd = os.open(path, os.O_RDONLY | direct)
+        except OSError as e:
+            if e.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+        else:
+            try:
+                h = _hash_fd(fd, direct=True)
+            finally:
+                os.close(fd)
+            if h is not None:
+                return h
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        h = _hash_fd(fd, direct=False)
+    finally:
+        os.close(fd)
+    if h is None:  # the file changed size while being read
+        raise OSError(errno.EIO, "file changed while being read", path)
+    return h
+
+
+def _hash_fd(fd: int, *, direct: bool) -> Any:
+    """sha256 of what ``fd`` holds, reading ``READ_BYTES`` ahead into two aligned buffers; None
+    if direct reads are refused, or if the bytes read do not add up to the file's size."""
+    h = hashlib.sha256()
+    bufs = [mmap.mmap(-1, READ_BYTES), mmap.mmap(-1, READ_BYTES)]
+    offset = 0
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-hash") as pool:
+            turn = 0
+            pending: Future[int] | None = pool.submit(os.preadv, fd, [bufs[turn]], offset)
+            while pending is not None:
+                try:
+                    n = pending.result()
+                except OSError as e:
+                    if direct and e.errno == errno.EINVAL:
+                        return None
+                    raise
+                offset += n
+                # Only a whole buffer is followed by another read (direct reads need aligned
+                # offsets); a short one is the end of the file, checked below.
+                pending = pool.submit(os.preadv, fd, [bufs[1 - turn]], offset) if n == READ_BYTES else None
+                with memoryview(bufs[turn]) as view:
+                    h.update(view[:n])
+                turn = 1 - turn
+    finally:
+        for b in bufs:
+            b.close()
+    return h if offset == os.fstat(fd).st_size else None

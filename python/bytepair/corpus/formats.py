@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from bytepair.corpus.direct import ShardFile
+from bytepair.corpus.direct import ShardFile, file_hash
 
 FORMATS = ("llmc", "megatron", "npy")
 
@@ -170,16 +170,8 @@ class ShardWriter:
                     pass
 
 
-def _file_hash(path: str) -> Any:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h
-
-
 def file_sha256(path: str) -> str:
-    return str(_file_hash(path).hexdigest())
+    return str(file_hash(path).hexdigest())
 
 
 def token_region(fmt: str, path: str, itemsize: int) -> tuple[int, int]:
