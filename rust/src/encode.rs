@@ -321,6 +321,13 @@
 //!   cache lines a slot, 8 MiB): warm medians 94.7 -> 88.4 and 101.8 -> 90.9 MB/s (6 rounds
 //!   each), 90.2 -> 82.4 with its hashing out of line; those pieces (1.2 % of the pieces) have
 //!   9 to 15 ids, and reading two lines per way cost more than the stripe's lookup saved.
+//!   Also dropped: going back from the scalar scanner to 64-byte windows only after 8, 16 or
+//!   32 ASCII bytes rather than 3 (the scanner alone on the multilingual 30 MB, best of 5, three
+//!   rounds: 467-488 MB/s with 3, 488-499 with 8, 383-498 with 16, 351-471 with 32); and
+//!   a piece that finds its inline bucket full replacing a slot only once in 8 times (so that
+//!   a bucket wanted by more pieces than its ways keeps some of them rather than cycling): the
+//!   warm passes over the 262 MB mix still merged 33-35 k evicted pieces, against 38-39 k
+//!   (`warm.rs` with a counter); what is left is buckets with more pieces than ways.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
