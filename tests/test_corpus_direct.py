@@ -109,15 +109,20 @@ def test_encode_corpus_writes_the_same_shards_either_way(tmp_path: Path, monkeyp
     assert len([n for n in outs[0] if n.startswith("shard_")]) >= 3
 
 
-@pytest.mark.parametrize("enabled", [True, False])
-def test_file_hash_is_sha256_at_every_size_around_the_reads(tmp_path: Path, monkeypatch: Any, enabled: bool) -> None:
+@pytest.mark.parametrize(("enabled", "pread"), [(True, True), (False, True), (False, False)])
+def test_file_hash_is_sha256_at_every_size_around_the_reads(
+    tmp_path: Path, monkeypatch: Any, enabled: bool, pread: bool
+) -> None:
     # Read ahead in buffers of READ_BYTES (made small here): files of whole buffers, one byte
-    # either side, empty, written with O_DIRECT or not, all hash as hashlib does.
+    # either side, empty, written with O_DIRECT or not, read with `preadv` or (systems without
+    # it) seek and read, all hash as hashlib does.
     import hashlib
 
     monkeypatch.setattr(direct, "READ_BYTES", 8192)
     monkeypatch.setattr(direct, "STAGING_BYTES", 8192)
     monkeypatch.setattr(direct, "ENABLED", enabled)
+    if not pread:
+        monkeypatch.delattr(direct.os, "preadv")
     for n in [0, 1, 4095, 8191, 8192, 8193, 3 * 8192, 3 * 8192 + 17]:
         data = bytes((i * 7 + n) % 256 for i in range(n))
         path = tmp_path / f"f{n}.bin"

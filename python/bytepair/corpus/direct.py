@@ -214,6 +214,16 @@ def file_hash(path: str) -> Any:
     return h
 
 
+def _read_at(fd: int, buf: mmap.mmap, offset: int) -> int:
+    """Reads into ``buf`` from ``offset``: how many bytes (``pread`` where the system has it)."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [buf], offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # one reader thread at a time: the offset is its own
+    data = os.read(fd, len(buf))
+    buf[: len(data)] = data
+    return len(data)
+
+
 def _hash_fd(fd: int, *, direct: bool) -> Any:
     """sha256 of what ``fd`` holds, reading ``READ_BYTES`` ahead into two aligned buffers; None
     if direct reads are refused, or if the bytes read do not add up to the file's size."""
@@ -223,7 +233,7 @@ def _hash_fd(fd: int, *, direct: bool) -> Any:
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-hash") as pool:
             turn = 0
-            pending: Future[int] | None = pool.submit(os.preadv, fd, [bufs[turn]], offset)
+            pending: Future[int] | None = pool.submit(_read_at, fd, bufs[turn], offset)
             while pending is not None:
                 try:
                     n = pending.result()
@@ -234,7 +244,7 @@ def _hash_fd(fd: int, *, direct: bool) -> Any:
                 offset += n
                 # Only a whole buffer is followed by another read (direct reads need aligned
                 # offsets); a short one is the end of the file, checked below.
-                pending = pool.submit(os.preadv, fd, [bufs[1 - turn]], offset) if n == READ_BYTES else None
+                pending = pool.submit(_read_at, fd, bufs[1 - turn], offset) if n == READ_BYTES else None
                 with memoryview(bufs[turn]) as view:
                     h.update(view[:n])
                 turn = 1 - turn
