@@ -39,12 +39,7 @@ pub fn stream_blocks(
                     }
                     Ok(n) => filled += n,
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(error) => {
-                        return Err(Error::Io {
-                            source: path.to_owned(),
-                            error,
-                        })
-                    }
+                    Err(error) => return Err(Error::io(path)(error)),
                 }
             }
             buf.truncate(filled);

@@ -208,10 +208,7 @@ pub fn file_cuts(
     path: &str,
     targets: &[u64],
 ) -> Result<Vec<u64>> {
-    let io = |error| Error::Io {
-        source: path.to_owned(),
-        error,
-    };
+    let io = Error::io(path);
     let mut file = File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     // Context a cut needs on each side: a character and CRLF before, CRLF and a character
@@ -375,10 +372,7 @@ impl PieceCounter {
         replace_errors: bool,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let file = File::open(path).map_err(|error| Error::Io {
-            source: path.to_owned(),
-            error,
-        })?;
+        let file = File::open(path).map_err(Error::io(path))?;
         self.add_reader(file, path, 0, replace_errors, progress)?;
         self.stats.documents += 1;
         Ok(())
@@ -394,10 +388,7 @@ impl PieceCounter {
         end: u64,
         replace_errors: bool,
     ) -> Result<()> {
-        let io = |error| Error::Io {
-            source: path.to_owned(),
-            error,
-        };
+        let io = Error::io(path);
         if end < start {
             return Err(Error::Invalid(format!(
                 "{path}: invalid byte range {start}..{end}"

@@ -1511,6 +1511,8 @@ impl Bpe {
                 let hit = if short {
                     cache.get_short(lo, hi, n, h, out)
                 } else {
+                    // Loaded again from the text rather than kept in `Ahead`, which would grow
+                    // every queue entry for a few pieces in a hundred.
                     cache.get_medium(&words32_at(text, at, n), n, h, out)
                 };
                 if hit {

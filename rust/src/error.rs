@@ -44,7 +44,7 @@ impl std::error::Error for Error {}
 
 impl Error {
     /// Makes `Io` errors that name `source` (for `map_err`).
-    pub fn io(source: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    pub fn io(source: &str) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
         move |error| Error::Io {
             source: source.to_string(),
             error,

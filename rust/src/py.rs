@@ -2056,8 +2056,9 @@ struct PyBatchEncoder {
 }
 
 impl PyBatchEncoder {
-    /// What `encode_texts` and `encode_blocks` do once they have their texts: `refs` encoded
-    /// into `out`, one document each (or pieces of documents, with `edges`).
+    /// What `encode_texts`, `encode_blocks` and `encode_file_ranges` do once they have their
+    /// texts: `refs` encoded into `out`, one document each (or pieces of documents, with
+    /// `edges`), into id buffers taken from and given back to `ids` (the scratch's).
     #[allow(clippy::too_many_arguments)]
     fn encode_refs<'py>(
         &self,
@@ -2069,22 +2070,20 @@ impl PyBatchEncoder {
         separator: Option<(Rank, bool)>,
         par: Parallel,
         edges: Option<&[(bool, bool)]>,
+        ids: &mut Vec<Vec<Rank>>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
         let encoder = &self.encoder.get().inner;
-        let mut scratch = self.scratch()?;
-        let scratch = &mut *scratch;
         let parts = py
             .detach(|| {
                 let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
-                encoder.encode_parts_reusing(refs, allowed, separator, edges, par, &mut scratch.ids)
+                encoder.encode_parts_reusing(refs, allowed, separator, edges, par, ids)
             })
             .map_err(to_py)?;
         let written = write_into(py, &parts, width, par.threads, out);
-        scratch.ids.extend(parts.into_buffers());
-        let (n, offsets) = written?;
-        Ok((n, offsets))
+        ids.extend(parts.into_buffers());
+        written
     }
 
     fn scratch(&self) -> PyResult<std::sync::MutexGuard<'_, crate::arrays::Scratch>> {
@@ -2124,6 +2123,7 @@ impl PyBatchEncoder {
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let par = parallel(num_threads, chunk_bytes)?;
+        let mut scratch = self.scratch()?;
         self.encode_refs(
             py,
             &refs,
@@ -2133,6 +2133,7 @@ impl PyBatchEncoder {
             separator,
             par,
             edges.as_deref(),
+            &mut scratch.ids,
         )
     }
 
@@ -2163,7 +2164,18 @@ impl PyBatchEncoder {
             }
             refs.extend((*lo..*hi).map(|i| block.doc(i)));
         }
-        self.encode_refs(py, &refs, &allowed, out, width, separator, par, None)
+        let mut scratch = self.scratch()?;
+        self.encode_refs(
+            py,
+            &refs,
+            &allowed,
+            out,
+            width,
+            separator,
+            par,
+            None,
+            &mut scratch.ids,
+        )
     }
 
     /// `Encoder.encode_file_ranges` into `out`, as `encode_texts` does. Returns (number of
@@ -2184,38 +2196,33 @@ impl PyBatchEncoder {
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>, u64)> {
         let par = parallel(num_threads, chunk_bytes)?;
-        let width = Width::from_bytes(width).map_err(to_py)?;
-        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
-        let encoder = &self.encoder.get().inner;
         let mut scratch = self.scratch()?;
         let scratch = &mut *scratch;
-        let (parts, replaced) = py
+        let replaced = py
             .detach(|| {
-                let replaced = crate::arrays::read_ranges_into(
+                crate::arrays::read_ranges_into(
                     &ranges,
                     replace_errors,
                     par.threads,
                     &mut scratch.texts,
-                )?;
-                let refs: Vec<&str> = scratch.texts[..ranges.len()]
-                    .iter()
-                    .map(|t| t.as_str())
-                    .collect();
-                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
-                let parts = encoder.encode_parts_reusing(
-                    &refs,
-                    &allowed,
-                    separator,
-                    edges.as_deref(),
-                    par,
-                    &mut scratch.ids,
-                )?;
-                Ok((parts, replaced))
+                )
             })
             .map_err(to_py)?;
-        let written = write_into(py, &parts, width, par.threads, out);
-        scratch.ids.extend(parts.into_buffers());
-        let (n, offsets) = written?;
+        let refs: Vec<&str> = scratch.texts[..ranges.len()]
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        let (n, offsets) = self.encode_refs(
+            py,
+            &refs,
+            &allowed,
+            out,
+            width,
+            separator,
+            par,
+            edges.as_deref(),
+            &mut scratch.ids,
+        )?;
         Ok((n, offsets, replaced))
     }
 }

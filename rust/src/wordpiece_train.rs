@@ -268,10 +268,7 @@ impl WordCounter {
         threads: usize,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let io = |error| Error::Io {
-            source: path.to_owned(),
-            error,
-        };
+        let io = Error::io(path);
         let file = std::fs::File::open(path).map_err(io)?;
         let block = self.block_bytes;
         crate::blocks::stream_blocks(
