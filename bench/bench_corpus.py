@@ -6,7 +6,11 @@ gigatoken's ``encode_files`` (into memory), at each thread count asked for.
 Every measurement runs in a fresh process (so "first pass" means a cold piece cache), on the
 same file, and checks that the ids are those of bytepair's ``encode_ordinary``; "warm" is a
 second pass in the same process (for encode-corpus, a second run into a fresh directory: the
-steady state of a long run, once its piece cache is warm). Peak RSS of encode-corpus is
+steady state of a long run, once its piece cache is warm). "unseen" is the fairer steady
+state: a fresh process encodes the corpus's first half, then is timed on its second half: text
+never seen, with a cache warmed on text of the same kind (gigatoken's "warm" also caches spans
+longer than a piece, which pay off only when the same text comes again; bench/README.md,
+session 12). Peak RSS of encode-corpus is
 measured on the corpus and on a JSON-lines copy of it, at two sizes each (its first 100 MB,
 or quarter if smaller, and all of it).
 
@@ -33,9 +37,10 @@ HERE = Path(__file__).resolve().parent
 CHILD = r"""
 import json, os, sys, time, shutil
 import numpy as np
-what, path, enc, threads, rank_file, out = sys.argv[1:7]
+what, path, enc, threads, rank_file, out, then = sys.argv[1:8]
 threads = int(threads)
-size = os.path.getsize(path)
+# With a second file ("unseen"): the first is encoded once to warm the caches, the second is timed.
+passes = [("warm-up", path), ("unseen", then)] if then else [("first", path), ("warm", path)]
 res = {}
 import bytepair
 tok = bytepair.get_encoding(enc)
@@ -45,29 +50,30 @@ if what == "gigatoken":
     os.environ["RAYON_NUM_THREADS"] = str(threads)
     import gigatoken
     g = gigatoken.Tokenizer.from_tiktoken(rank_file, pretokenizer={"o200k_base": "o200k", "cl100k_base": "cl100k"}[enc])
-    for k in ("first", "warm"):
-        s, ids = timed(lambda: g.encode_files([path]))
-        res[k] = size / s / 1e6
+    for k, p in passes:
+        s, ids = timed(lambda: g.encode_files([p]))
+        res[k] = os.path.getsize(p) / s / 1e6
     flat = np.asarray(ids[0], dtype=np.uint32)
-    res["check"] = flat.tolist()[:100000] == tok.encode_files([path])[0][:100000].tolist()
+    res["check"] = flat.tolist()[:100000] == tok.encode_files([p])[0][:100000].tolist()
 elif what == "arrays":
-    for k in ("first", "warm"):
-        s, (ids, off) = timed(lambda: tok.encode_files([path], num_threads=threads))
-        res[k] = size / s / 1e6
+    for k, p in passes:
+        s, (ids, off) = timed(lambda: tok.encode_files([p], num_threads=threads))
+        res[k] = os.path.getsize(p) / s / 1e6
     res["tokens"] = len(ids)
 elif what == "lists":
     text = open(path, encoding="utf-8").read()
+    size = os.path.getsize(path)
     for k in ("first", "warm"):
         s, ids = timed(lambda: tok.encode_batch([text], num_threads=threads, disallowed_special=()))
         res[k] = size / s / 1e6
 elif what == "corpus":
     # "warm": a second run in the same process, into a fresh directory, with the piece cache
     # the first run left: what a long run settles into once its cache is warm.
-    for k in ("first", "warm"):
+    for k, p in passes:
         shutil.rmtree(out, ignore_errors=True)
-        s, doc = timed(lambda: bytepair.encode_corpus(tok, [path], out, num_threads=threads, progress=False,
+        s, doc = timed(lambda: bytepair.encode_corpus(tok, [p], out, num_threads=threads, progress=False,
                                                        shard_tokens=10_000_000))
-        res[k] = size / s / 1e6
+        res[k] = os.path.getsize(p) / s / 1e6
     res["tokens"] = doc["tokens"]
     shutil.rmtree(out, ignore_errors=True)
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec, so a child would report its parent's peak.
@@ -76,10 +82,12 @@ print(json.dumps(res))
 """
 
 
-def child(what: str, path: Path, enc: str, threads: int, rank_file: str, out: str) -> dict[str, float]:
+def child(
+    what: str, path: Path, enc: str, threads: int, rank_file: str, out: str, then: Path | None = None
+) -> dict[str, float]:
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD, what, str(path), enc, str(threads), rank_file, out],
+        [sys.executable, "-c", CHILD, what, str(path), enc, str(threads), rank_file, out, str(then or "")],
         capture_output=True, text=True, env=env, check=False,
     )
     if proc.returncode != 0:
@@ -127,9 +135,17 @@ def main() -> None:
         print("gigatoken is not installed (pip install gigatoken): peer columns left out")
     size = args.corpus.stat().st_size
     print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), {args.encoding}; MB/s, fresh process per row")
-    print(f"{'threads':>7} {'what':<34} {'first':>8} {'warm':>8}  ratio to gigatoken first / warm")
+    print(f"{'threads':>7} {'what':<36} {'first':>8} {'warm':>8} {'unseen':>8}  ratio to gigatoken first / warm / unseen")
     jsonl = tmp / "all.jsonl"
     jsonl_copy(args.corpus, jsonl, size)
+    # The two halves for "unseen", cut after a newline.
+    data = args.corpus.read_bytes()
+    cut = data.index(b"\n", len(data) // 2) + 1 if b"\n" in data[len(data) // 2:] else len(data) // 2
+    halves = (tmp / "first_half.txt", tmp / "second_half.txt")
+    halves[0].write_bytes(data[:cut])
+    halves[1].write_bytes(data[cut:])
+    del data
+    unseen_rows = {"gigatoken", "arrays", "corpus"}
     for n in args.threads:
         rows = [
             ("arrays", "bytepair encode_files (arrays)"),
@@ -143,22 +159,27 @@ def main() -> None:
         for _ in range(max(args.repeat, 1)):  # in turn, so that a busy spell hits every row alike
             for what in (["gigatoken"] if have_giga else []) + [w for w, _ in rows]:
                 path = jsonl if what == "corpus-jsonl" else args.corpus
-                r = child(what.removesuffix("-jsonl"), path, args.encoding, n, str(rank_file), str(tmp / "out"))
-                for k, v in r.items():
-                    if k in ("first", "warm"):
-                        best.setdefault(what, {})[k] = max(best.get(what, {}).get(k, 0.0), v)
-                    else:
-                        best.setdefault(what, {}).setdefault(k, v)
+                runs = [(path, None)] + ([halves] if what in unseen_rows else [])
+                for first, then in runs:
+                    r = child(what.removesuffix("-jsonl"), first, args.encoding, n, str(rank_file), str(tmp / "out"), then)
+                    for k, v in r.items():
+                        if k in ("first", "warm", "unseen"):
+                            best.setdefault(what, {})[k] = max(best.get(what, {}).get(k, 0.0), v)
+                        elif k != "warm-up":
+                            best.setdefault(what, {}).setdefault(k, v)
+
+        def cells(r: dict[str, float]) -> str:
+            return " ".join(f"{r[k]:8.1f}" if k in r else f"{'-':>8}" for k in ("first", "warm", "unseen"))
+
         giga = best.get("gigatoken")
         if giga is not None:
-            print(f"{n:>7} {'gigatoken encode_files':<34} {giga['first']:8.1f} {giga['warm']:8.1f}  ids match: {giga['check']}")
+            print(f"{n:>7} {'gigatoken encode_files':<36} {cells(giga)}  ids match: {giga['check']}")
         for what, label in rows:
             r = best[what]
-            warm = f"{r['warm']:8.1f}" if "warm" in r else f"{'-':>8}"
             ratio = ""
             if giga is not None:
-                ratio = f"  {r['first'] / giga['first']:.2f}x / " + (f"{r['warm'] / giga['warm']:.2f}x" if "warm" in r else "-")
-            print(f"{n:>7} {label:<34} {r['first']:8.1f} {warm}{ratio}")
+                ratio = "  " + " / ".join(f"{r[k] / giga[k]:.2f}x" if k in r else "-" for k in ("first", "warm", "unseen"))
+            print(f"{n:>7} {label:<36} {cells(r)}{ratio}")
     if not args.no_rss:
         # The issue's two sizes: 100 MB and the whole corpus (a quarter and all of a smaller one).
         # Each child runs encode-corpus twice (first and warm), so the peak is that of a run

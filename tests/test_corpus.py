@@ -122,6 +122,24 @@ def test_megatron_and_npy(tmp_path: Path, gpt2: Tokenizer, corpus: Any) -> None:
     assert np.concatenate(arrays).tolist() == _expected(gpt2, docs, eot, prepend=False)
 
 
+@pytest.mark.parametrize("itemsize", [2, 4])
+def test_npy_header_is_numpys_and_one_length_for_every_count(itemsize: int) -> None:
+    # The last shard's count is patched into the header in place: its length must not depend on
+    # the count's digits. And it must be the header NumPy writes itself (byte-identical files).
+    import io
+
+    from bytepair.corpus.formats import npy_header
+
+    descr = "<u2" if itemsize == 2 else "<u4"
+    for tokens in [0, 7, 10**6, 2**31 - 1, 10**15, 2**63 - 1]:
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": (tokens,)})
+        assert npy_header(itemsize, tokens) == buf.getvalue()
+        assert len(npy_header(itemsize, tokens)) == 128
+    body = np.arange(5, dtype=descr)
+    assert np.load(io.BytesIO(npy_header(itemsize, 5) + body.tobytes())).tolist() == body.tolist()
+
+
 def test_uint32_for_large_vocabularies_and_dtype_refused_before_writing(tmp_path: Path, corpus: Any) -> None:
     inputs, docs = corpus
     o200k = bytepair.get_encoding("o200k_base")

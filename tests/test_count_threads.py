@@ -205,9 +205,13 @@ def test_caches_change_no_ids(pretrained: Tokenizer) -> None:
     assert pretrained.encode_batch([s] * 4, num_threads=4) == [cold] * 4  # shards in use at once
 
 
+# Over the 64 KiB below which a batch is encoded on the calling thread: the pool is used.
+FORK_BATCH = ["hello world " * 1000] * 8
+
+
 def _child_encodes(conn: Any) -> None:
     tok = bytepair.get_encoding("gpt2")
-    conn.send(tok.encode_batch(["hello world"] * 8, num_threads=2))
+    conn.send(tok.encode_batch(FORK_BATCH, num_threads=2))
     conn.close()
 
 
@@ -215,7 +219,7 @@ def _child_encodes(conn: Any) -> None:
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_threads_work_after_fork() -> None:
     tok = bytepair.get_encoding("gpt2")
-    expected = tok.encode_batch(["hello world"] * 8, num_threads=2)  # the parent's pool exists
+    expected = tok.encode_batch(FORK_BATCH, num_threads=2)  # the parent's pool exists
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe()
     proc = ctx.Process(target=_child_encodes, args=(child,))

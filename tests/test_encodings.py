@@ -380,6 +380,12 @@ def test_encode_batch_hypothesis(pair: Pair, batch: list[str], policy: dict[str,
     ours, theirs = pair
     expected = _outcome(lambda: theirs.encode_batch(batch, num_threads=2, **policy))
     assert _outcome(lambda: ours.encode_batch(batch, num_threads=2, **policy)) == expected
+    # A batch of under 64 KiB runs on the calling thread: with a long first text the same
+    # batch goes through the pool (the lists made while the other thread encodes).
+    if len(batch) > 1:
+        big = [batch[0] + " the same words again" * 4000, *batch[1:]]
+        expected = _outcome(lambda: theirs.encode_batch(big, num_threads=2, **policy))
+        assert _outcome(lambda: ours.encode_batch(big, num_threads=2, **policy)) == expected
 
 
 @EXAMPLES

@@ -742,6 +742,28 @@ fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<
     })
 }
 
+/// A batch of less text than this is encoded on the calling thread whatever `num_threads`
+/// says (unless `chunk_bytes` asks for chunks): waking the pool, and for lists a second thread,
+/// cost more than the threads saved. `encode_batch` and `encode_batch_numpy` of o200k on
+/// lines of the bench's multilingual text, 2-core machine, one thread / two, in us: 1 KiB
+/// 31 / 115, 4 KiB 82 / 210, 16 KiB 478 / 589, 64 KiB 2,446 / 2,480, 256 KiB 12,092 / 10,944.
+const SMALL_BATCH_BYTES: usize = 64 << 10;
+
+/// `parallel`, for a batch of `texts`.
+fn parallel_batch(
+    num_threads: Option<usize>,
+    chunk_bytes: Option<usize>,
+    texts: &[PyBackedStr],
+) -> PyResult<Parallel> {
+    let par = parallel(num_threads, chunk_bytes)?;
+    let small = || texts.iter().map(|t| t.len()).sum::<usize>() < SMALL_BATCH_BYTES;
+    Ok(if par.threads > 1 && chunk_bytes.is_none() && small() {
+        Parallel::SERIAL
+    } else {
+        par
+    })
+}
+
 #[pymethods]
 impl PyEncoder {
     /// `vocab`: (id, bytes) pairs. `merges`: (left id, right id) in priority order, or None for
@@ -849,7 +871,7 @@ impl PyEncoder {
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let par = parallel(num_threads, chunk_bytes)?;
+        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
         if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
             // Issue 13: large batches go in rounds, with Ctrl-C looked at between them.
             return self.encode_batch_rounds(py, &texts, &allowed, par);
@@ -903,7 +925,7 @@ impl PyEncoder {
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<Vec<usize>> {
-        let par = parallel(num_threads, chunk_bytes)?;
+        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
         if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
             // Issue 13: large batches go in rounds, with Ctrl-C looked at between them.
             return self.count_batch_rounds(py, &texts, &allowed, limit, par);
@@ -1023,7 +1045,7 @@ impl PyEncoder {
         chunk_bytes: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
-        let par = parallel(num_threads, chunk_bytes)?;
+        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
         let parts = py
@@ -1319,7 +1341,7 @@ impl PyWordPiece {
         with_offsets: bool,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<crate::wordpiece::Encoded>> {
-        let threads = parallel(num_threads, None)?.threads;
+        let threads = parallel_batch(num_threads, None, &texts)?.threads;
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
             self.inner.encode_batch(&refs, with_offsets, threads)
@@ -1335,7 +1357,7 @@ impl PyWordPiece {
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let threads = parallel(num_threads, None)?.threads;
+        let threads = parallel_batch(num_threads, None, &texts)?.threads;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         if threads > 1 {
             return self.encode_batch_ids_pipelined(py, &refs, threads);
@@ -1376,7 +1398,7 @@ impl PyWordPiece {
                 self.ints.len()
             )));
         }
-        let threads = parallel(num_threads, None)?.threads;
+        let threads = parallel_batch(num_threads, None, &texts)?.threads;
         let (ids, offsets) = py
             .detach(|| -> crate::error::Result<(Vec<u8>, Vec<u8>)> {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();

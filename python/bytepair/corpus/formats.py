@@ -15,7 +15,12 @@ document-index entries ``<Q``, then the sequence lengths (int32), the byte offse
 sequence (int64), and the document index (int64: ``0`` then the end of each document, in
 sequences). Each document is one sequence; a shard ends at a document boundary.
 
-``npy``: one NumPy ``.npy`` array (format 1.0) per shard, ``<u2`` or ``<u4``.
+``npy``: one NumPy ``.npy`` array (format 1.0) per shard, ``<u2`` or ``<u4``: ``b"\\x93NUMPY"``,
+bytes 1 and 0 (the version), the header's length as ``<H``, then the header, a dict literal
+padded with spaces and ended by a newline so that the tokens start at byte 128 (NumPy's own
+writer pads it the same way, leaving room for the shape to grow). The header is written here,
+always 128 bytes, so that the last shard's count is patched in place whatever its digits and
+whatever NumPy's version.
 """
 
 from __future__ import annotations
@@ -59,13 +64,15 @@ def llmc_header(itemsize: int, tokens: int) -> bytes:
     return header.tobytes()
 
 
-def npy_header(itemsize: int, tokens: int) -> bytes:
-    import io
+NPY_HEADER_BYTES = 128
 
-    buf = io.BytesIO()
+
+def npy_header(itemsize: int, tokens: int) -> bytes:
     descr = "<u2" if itemsize == 2 else "<u4"
-    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": (tokens,)})
-    return buf.getvalue()
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({tokens},), }}"
+    lead = b"\x93NUMPY\x01\x00" + struct.pack("<H", NPY_HEADER_BYTES - 10)
+    pad = NPY_HEADER_BYTES - len(lead) - len(text) - 1  # room for 40 digits: never short
+    return lead + (text + " " * pad + "\n").encode("ascii")
 
 
 def megatron_index(itemsize: int, lengths: list[int]) -> bytes:
@@ -132,17 +139,8 @@ class ShardWriter:
         """Finishes the shard; returns ``[{"name", "bytes", "sha256"}]`` for its files."""
         header = header_bytes(self.fmt, self.itemsize, self.tokens)
         rehash = header != self.header  # only the last shard, which is shorter than the others
-        if rehash:
-            if len(header) == len(self.header):
-                self.file.patch(0, header)
-            else:  # an npy header that changed length: write the file again
-                self.file.sync()
-                self.file.close()
-                with open(self.tmps[0], "rb") as old:
-                    old.seek(len(self.header))
-                    body = old.read()
-                self.file = ShardFile(self.tmps[0])
-                self.file.write(header + body)
+        if rehash:  # every format's header has a fixed length: patched in place
+            self.file.patch(0, header)
         self.file.sync()
         self.file.close()
         digests = [file_sha256(self.tmps[0]) if rehash else self.hash.hexdigest()]
