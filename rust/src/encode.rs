@@ -334,6 +334,32 @@
 //!   against 128.1 MB/s: the 27 k merges saved are about 1 % of a pass, inside the noise.
 //!   Caching pieces of 128 to 255 bytes too (the stripes' slots allow 255): warm passes over
 //!   the mix merged 4.4 k pieces of more than 16 bytes against 6.1 k, not worth the arena room.
+//! - What gigatoken's warm figure measures (issue 11, ninth round: no code changed). A fresh
+//!   process per row, `encode_files` on one thread (gigatoken with `RAYON_NUM_THREADS=1`, its
+//!   CPU time equal to its wall time), the 262 MB mix cut in two halves A and B at a newline,
+//!   MB/s, two rounds: A then B gave gigatoken 54.7 / 84.6 and 70.7 / 108.4, bytepair 70.7 /
+//!   97.3 and 80.8 / 85.3, so on text it has not seen, its cache warm from the same kind of
+//!   text, gigatoken is no faster than this encoder; B a second time: gigatoken 147.6 and
+//!   254.9, bytepair 144.6 and 136.8. Encoding B, then B with its lines shuffled (the same
+//!   lines, in another order): gigatoken 155.0 / 225.6 on the shuffled lines, bytepair 117.6 /
+//!   105.1; then B with each line's words rotated (mostly the same pieces, other lines): gigatoken
+//!   117.8 / 105.0, bytepair 91.5 / 89.8. So gigatoken keeps whole lines (or runs of pieces) and
+//!   their ids: its second pass over a file is fast because the file's lines come again, not
+//!   because its pieces do. A long run over a corpus sees each text once; there a span cache
+//!   pays only for repeated lines. Counted on the mix (unbounded set, first pass): lines already
+//!   seen hold 31 % of the bytes; spans between independent cuts (what a span cache could key
+//!   on and stay exact) 20 % (prose 33 %, code 8 %, multilingual 15 %), and the distinct spans
+//!   hold 209 MB of text, so a bounded cache would keep only part of them. A prototype (an
+//!   example kept out of the tree): the text cut at the independent cuts after newlines, each
+//!   span encoded by its own `encode_ordinary_into`, spans seen twice kept in a hash map
+//!   (whole key compared). CPU MB/s over A then B, two rounds in turn: whole text 81.1 / 83.1
+//!   and 81.6 / 80.4; spans without the cache 65.0 / 67.1 and 58.8 / 65.0 (each span restarts
+//!   the prefetching queue); spans with it 54.1 / 59.9 and 57.4 / 65.4, hitting 13.4 % and
+//!   18.4 % of the bytes. Built into the walk, the restart would go, but what a hit can save is
+//!   bounded by those 13-18 % (less on a deduplicated corpus) and every span pays a hash and a
+//!   probe: not built. The bench now also reports "unseen" (`bench/bench_corpus.py`: the
+//!   first half encoded, the second timed), the steady state of a long run, beside the
+//!   same-file "warm" pass.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
