@@ -338,9 +338,11 @@
 //!   process per row, `encode_files` on one thread (gigatoken with `RAYON_NUM_THREADS=1`, its
 //!   CPU time equal to its wall time), the 262 MB mix cut in two halves A and B at a newline,
 //!   MB/s, two rounds: A then B gave gigatoken 54.7 / 84.6 and 70.7 / 108.4, bytepair 70.7 /
-//!   97.3 and 80.8 / 85.3, so on text it has not seen, its cache warm from the same kind of
-//!   text, gigatoken is no faster than this encoder; B a second time: gigatoken 147.6 and
-//!   254.9, bytepair 144.6 and 136.8. Encoding B, then B with its lines shuffled (the same
+//!   97.3 and 80.8 / 85.3 on B (in three later rounds of the bench's "unseen" rows, medians
+//!   101.5 against 87.8 MB/s: on text not seen before gigatoken was ahead by 1.16x, on the
+//!   whole file a second time by 1.8x and 2.2x, 236.4 / 251.1 against 133.4 / 114.7); B a
+//!   second time: gigatoken 147.6 and 254.9,
+//!   bytepair 144.6 and 136.8. Encoding B, then B with its lines shuffled (the same
 //!   lines, in another order): gigatoken 155.0 / 225.6 on the shuffled lines, bytepair 117.6 /
 //!   105.1; then B with each line's words rotated (mostly the same pieces, other lines): gigatoken
 //!   117.8 / 105.0, bytepair 91.5 / 89.8. So gigatoken keeps whole lines (or runs of pieces) and

@@ -744,8 +744,8 @@ fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<
 
 /// A batch of less text than this is encoded on the calling thread whatever `num_threads`
 /// says (unless `chunk_bytes` asks for chunks): waking the pool, and for lists a second thread,
-/// cost more than the threads saved. `encode_batch` and `encode_batch_numpy` of o200k on
-/// lines of the bench's multilingual text, 2-core machine, one thread / two, in us: 1 KiB
+/// cost more than the threads saved. `encode_batch` of o200k on lines of the bench's
+/// multilingual text, 2-core machine, one thread / two, in us: 1 KiB
 /// 31 / 115, 4 KiB 82 / 210, 16 KiB 478 / 589, 64 KiB 2,446 / 2,480, 256 KiB 12,092 / 10,944.
 const SMALL_BATCH_BYTES: usize = 64 << 10;
 
