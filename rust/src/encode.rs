@@ -357,9 +357,12 @@
 //!   (whole key compared). CPU MB/s over A then B, two rounds in turn: whole text 81.1 / 83.1
 //!   and 81.6 / 80.4; spans without the cache 65.0 / 67.1 and 58.8 / 65.0 (each span restarts
 //!   the prefetching queue); spans with it 54.1 / 59.9 and 57.4 / 65.4, hitting 13.4 % and
-//!   18.4 % of the bytes. Built into the walk, the restart would go, but what a hit can save is
-//!   bounded by those 13-18 % (less on a deduplicated corpus) and every span pays a hash and a
-//!   probe: not built. The bench now also reports "unseen" (`bench/bench_corpus.py`: the
+//!   18.4 % of the bytes. A second form encoded the spans that miss in runs, one call per run,
+//!   and alone only a span seen once before (then kept): B after A 68.1 / 75.3 against the
+//!   whole text's 75.9 / 95.6 in turn. Half the spans are repeats, so the runs are short (520 k
+//!   hits in B, each breaking a run) and the repeats short too (about 50 bytes, 10 pieces): a
+//!   hit saves a few hundred ns, at most about a tenth of a pass, and only a walk that could
+//!   skip a span without restarting the scanner and the queue would keep it. Not built. The bench now also reports "unseen" (`bench/bench_corpus.py`: the
 //!   first half encoded, the second timed), the steady state of a long run, beside the
 //!   same-file "warm" pass.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
