@@ -140,7 +140,9 @@ def main() -> None:
     jsonl_copy(args.corpus, jsonl, size)
     # The two halves for "unseen", cut after a newline.
     data = args.corpus.read_bytes()
-    cut = data.index(b"\n", len(data) // 2) + 1 if b"\n" in data[len(data) // 2:] else len(data) // 2
+    half = len(data) // 2
+    newline = data.find(b"\n", half)  # no slice: that would copy half the corpus
+    cut = newline + 1 if newline >= 0 else half
     halves = (tmp / "first_half.txt", tmp / "second_half.txt")
     halves[0].write_bytes(data[:cut])
     halves[1].write_bytes(data[cut:])

@@ -71,7 +71,7 @@ def npy_header(itemsize: int, tokens: int) -> bytes:
     descr = "<u2" if itemsize == 2 else "<u4"
     text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({tokens},), }}"
     lead = b"\x93NUMPY\x01\x00" + struct.pack("<H", NPY_HEADER_BYTES - 10)
-    pad = NPY_HEADER_BYTES - len(lead) - len(text) - 1  # room for 40 digits: never short
+    pad = NPY_HEADER_BYTES - len(lead) - len(text) - 1  # room for 61 digits: never short
     return lead + (text + " " * pad + "\n").encode("ascii")
 
 
