@@ -3,8 +3,8 @@
 //! `cargo run --release --example adversarial -- RANKS.tiktoken PRESET [KINDS] [SIZES] [REPEAT]`
 //! PRESET: gpt4 (cl100k) or o200k; KINDS: comma-separated of letter,digits,spaces,cjk;
 //! SIZES: comma-separated byte counts (default 1250000,10000000).
-use bytepair_core::encode::{Bpe, Encoder};
-use bytepair_core::pretok::{Pretokenizer, PRESETS};
+use bytepair_core::bpe::encode::{Bpe, Encoder};
+use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
 
 /// The inputs of `adversarial_text` in bench/bench_encode.py.
 fn text(kind: &str, n: usize) -> String {
@@ -35,7 +35,7 @@ fn thread_time() -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let ranks = bytepair_core::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
+    let ranks = bytepair_core::bpe::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
     let pat = PRESETS.iter().find(|(n, _)| *n == args[2]).unwrap().1;
     let kinds = args
         .get(3)

@@ -1,12 +1,12 @@
 //! Profiling harness (not a test): encodes a file twice with o200k (or the preset named by
 //! the fourth argument: gpt2, gpt4, o200k), cold then warm.
 //! `cargo run --release --example warm -- RANKS.tiktoken TEXT [passes] [preset]`
-use bytepair_core::encode::{Bpe, Encoder};
-use bytepair_core::pretok::{Pretokenizer, PRESETS};
+use bytepair_core::bpe::encode::{Bpe, Encoder};
+use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let ranks = bytepair_core::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
+    let ranks = bytepair_core::bpe::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
     let text = std::fs::read_to_string(&args[2]).unwrap();
     let passes: usize = args.get(3).map_or(2, |p| p.parse().unwrap());
     let preset = args.get(4).map_or("o200k", |p| p.as_str());

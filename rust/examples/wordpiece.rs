@@ -2,7 +2,7 @@
 //! `cargo run --release --example wordpiece -- VOCAB.txt TEXT [passes] [offsets]`
 //! VOCAB.txt: one token per line (the line number is the id), as BERT's `vocab.txt`.
 //! Documents are the file's blank-line separated parts, as `bench/bench_wordpiece.py` makes them.
-use bytepair_core::wordpiece::{BertOptions, WordPiece};
+use bytepair_core::wordpiece::model::{BertOptions, WordPiece};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -4,9 +4,11 @@
 //! Every body takes arbitrary bytes and panics only when a property of the core fails: a panic
 //! inside the core is a bug, and so is any answer other than `Ok` or a clean `Err`.
 
-use bytepair_core::encode::{Bpe, Encoder, Parallel};
-use bytepair_core::pretok::{Pretokenizer, GPT2, GPT4, O200K};
-use bytepair_core::{packed, ranks, Rank};
+use bytepair_core::bpe::encode::{Bpe, Encoder, Parallel};
+use bytepair_core::bpe::ranks;
+use bytepair_core::io::packed;
+use bytepair_core::text::pretok::{Pretokenizer, GPT2, GPT4, O200K};
+use bytepair_core::Rank;
 
 /// Custom patterns tried by `pretok` besides the presets and the pattern the input carries.
 const CUSTOM: [&str; 3] = [r"\w+|\s+|[^\w\s]+", r"a|(?=b)", r"\p{L}+"];
@@ -209,7 +211,7 @@ pub fn packed(data: &[u8]) {
 /// ones, every text is valid UTF-8, and each line taken reads alone (`field_of`) as it did in
 /// the run.
 pub fn jsonl(data: &[u8]) {
-    use bytepair_core::jsonl::{block, field_of, texts};
+    use bytepair_core::io::jsonl::{block, field_of, texts};
     for field in ["text", "t\u{e9}xt"] {
         let t = texts(data, 0, field);
         let b = block(data, 0, field);

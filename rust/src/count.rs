@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::pretok::{is_independent_cut, whitespace_run_start, Preset, Pretokenizer};
+use crate::text::pretok::{is_independent_cut, whitespace_run_start, Preset, Pretokenizer};
 
 pub type PieceMap = FxHashMap<Box<[u8]>, u64>;
 
@@ -213,8 +213,8 @@ pub fn file_cuts(
     let size = file.metadata().map_err(io)?.len();
     // Context a cut needs on each side: a character and CRLF before, CRLF and a character
     // after (`is_independent_cut`), and a special token's length less one (`straddles`).
-    let before = specials.max_len().max(crate::pretok::MAX_RUN + 8);
-    let after = specials.max_len().max(crate::pretok::MAX_RUN + 8);
+    let before = specials.max_len().max(crate::text::pretok::MAX_RUN + 8);
+    let after = specials.max_len().max(crate::text::pretok::MAX_RUN + 8);
     let mut cuts = Vec::with_capacity(targets.len());
     let mut buf = Vec::new();
     for &target in targets {
@@ -417,7 +417,7 @@ impl PieceCounter {
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<()> {
         let block = self.block_bytes;
-        crate::blocks::stream_blocks(
+        crate::io::blocks::stream_blocks(
             file,
             path,
             offset,
@@ -551,7 +551,7 @@ pub fn merge_weighted(maps: &[(&PieceMap, u64)], denominator: u64) -> Result<Pie
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretok::GPT4;
+    use crate::text::pretok::GPT4;
 
     fn counter(specials: &[&str]) -> PieceCounter {
         let specials: Vec<String> = specials.iter().map(|s| s.to_string()).collect();

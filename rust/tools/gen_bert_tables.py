@@ -1,4 +1,4 @@
-"""Writes rust/src/bert_tables.rs: the character classes of BERT normalization and pre-tokenization.
+"""Writes rust/src/wordpiece/bert_tables.rs: the character classes of BERT normalization and pre-tokenization.
 
 Hugging Face's BertNormalizer and BertPreTokenizer decide with Unicode tables of the crates they
 were built with (general categories of an older Unicode than Python's, NFD, Rust's lowercase).
@@ -109,7 +109,7 @@ def main() -> None:
     out += ["];", "", "/// lowercase of one character, sorted.", "#[rustfmt::skip]", "pub static LOWERED: &[(u32, &str)] = &["]
     out += [f"    (0x{cp:x}, {lit(s)})," for cp, s in sorted(lowers.items())]
     out += ["];", ""]
-    target = pathlib.Path(__file__).resolve().parent.parent / "src" / "bert_tables.rs"
+    target = pathlib.Path(__file__).resolve().parent.parent / "src" / "wordpiece" / "bert_tables.rs"
     target.write_text("\n".join(out))
     print(f"{target}: {len(ranges)} ranges, {len(strips)} stripped, {len(lowers)} lowered", file=sys.stderr)
 

@@ -14,12 +14,13 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use rayon::prelude::*;
 
-use crate::arrays::{read_ranges, Parts, Separator, Width};
+use crate::bpe::encode::{Bpe, Encoder, Parallel};
+use crate::bpe::flat::{Parts, Separator, Width};
+use crate::bpe::train::{train_from, Base, TrainOptions, Trained};
 use crate::count::{merge_weighted, PieceCounter, PieceMap, SpecialSplitter};
-use crate::encode::{Bpe, Encoder, Parallel};
 use crate::error::Error;
-use crate::pretok::{Pretokenizer, PRESETS};
-use crate::train::{train_from, Base, TrainOptions, Trained};
+use crate::io::ranges::read_ranges;
+use crate::text::pretok::{Pretokenizer, PRESETS};
 use crate::Rank;
 
 /// Raises `bytepair.errors.<name>(msg)`, or ValueError if that module cannot be imported.
@@ -271,7 +272,7 @@ impl PyPieceCounter {
         stats.words = counter.words();
         let blob = py.detach(|| {
             let map = counter.finish();
-            crate::packed::pack(map.iter().map(|(k, &v)| (&**k, v)), stats)
+            crate::io::packed::pack(map.iter().map(|(k, &v)| (&**k, v)), stats)
         });
         Ok(PyBytes::new(py, &blob))
     }
@@ -280,7 +281,7 @@ impl PyPieceCounter {
     fn add_packed(&mut self, py: Python<'_>, packed: &[u8]) -> PyResult<()> {
         let counter = self.get()?;
         py.detach(|| {
-            let (stats, counts) = crate::packed::unpack(packed)?;
+            let (stats, counts) = crate::io::packed::unpack(packed)?;
             counter.add_counts(counts, stats);
             Ok(())
         })
@@ -799,7 +800,11 @@ impl PyEncoder {
     ) -> PyResult<Option<Self>> {
         let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
         let bpe = py
-            .detach(|| crate::ranks::parse(data).map(Bpe::from_ranks).transpose())
+            .detach(|| {
+                crate::bpe::ranks::parse(data)
+                    .map(Bpe::from_ranks)
+                    .transpose()
+            })
             .map_err(to_py)?;
         bpe.map(|bpe| Self::build(bpe, pretok, special_tokens))
             .transpose()
@@ -1023,7 +1028,7 @@ impl PyEncoder {
                 .collect::<crate::error::Result<Vec<_>>>()?;
             let vocab = (0..bpe.id_bound() as Rank)
                 .filter_map(|id| bpe.token_bytes(id).ok().map(|b| (id, b)));
-            Ok(crate::hfjson::write_model(vocab, pairs.into_iter()))
+            Ok(crate::io::hfjson::write_model(vocab, pairs.into_iter()))
         })
         .map_err(to_py)
     }
@@ -1250,7 +1255,7 @@ fn flat_result<'py>(
 
 // ---- WordPiece (issue 10) ----------------------------------------------------------------
 
-use crate::wordpiece::{BertOptions, WordPiece};
+use crate::wordpiece::model::{BertOptions, WordPiece};
 
 /// A WordPiece model with BERT normalization and pre-tokenization (`wordpiece`).
 #[pyclass(module = "bytepair._core", frozen, name = "WordPiece")]
@@ -1340,7 +1345,7 @@ impl PyWordPiece {
         texts: Vec<PyBackedStr>,
         with_offsets: bool,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<crate::wordpiece::Encoded>> {
+    ) -> PyResult<Vec<crate::wordpiece::model::Encoded>> {
         let threads = parallel_batch(num_threads, None, &texts)?.threads;
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
@@ -1433,7 +1438,7 @@ impl PyWordPiece {
         refs: &[&str],
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let chunks = crate::wordpiece::batch_chunks(refs);
+        let chunks = crate::wordpiece::model::batch_chunks(refs);
         let pool = crate::threads::pool(threads).map_err(to_py)?;
         let out = PyList::new(py, (0..refs.len()).map(|_| py.None()))?;
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<Rank>, Vec<usize>)>();
@@ -1487,19 +1492,19 @@ fn bert_pre_tokenize(
         strip_accents,
         lowercase,
     };
-    py.detach(|| crate::wordpiece::pre_tokenize(&opts, &text))
+    py.detach(|| crate::wordpiece::model::pre_tokenize(&opts, &text))
 }
 
 /// Word counts for WordPiece training, filled batch by batch (`wordpiece_train`).
 #[pyclass(module = "bytepair._core", name = "WordCounter")]
 struct PyWordCounter {
-    counter: crate::wordpiece_train::WordCounter,
+    counter: crate::wordpiece::train::WordCounter,
     /// the counts, merged and compacted by the first `train` (counting then ends)
-    words: Option<crate::wordpiece_train::Words>,
+    words: Option<crate::wordpiece::train::Words>,
 }
 
 impl PyWordCounter {
-    fn counting(&mut self) -> PyResult<&mut crate::wordpiece_train::WordCounter> {
+    fn counting(&mut self) -> PyResult<&mut crate::wordpiece::train::WordCounter> {
         if self.words.is_some() {
             return Err(to_py(Error::Invalid(
                 "this counter was already used for training".into(),
@@ -1508,7 +1513,7 @@ impl PyWordCounter {
         Ok(&mut self.counter)
     }
 
-    fn words(&mut self) -> &crate::wordpiece_train::Words {
+    fn words(&mut self) -> &crate::wordpiece::train::Words {
         let counter = &mut self.counter;
         self.words.get_or_insert_with(|| counter.finish())
     }
@@ -1537,11 +1542,11 @@ impl PyWordCounter {
             strip_accents,
             lowercase,
         };
-        let counter = crate::wordpiece_train::WordCounter::with_sizes(
+        let counter = crate::wordpiece::train::WordCounter::with_sizes(
             opts,
             &split_on,
-            unit_bytes.unwrap_or(crate::wordpiece_train::UNIT_BYTES),
-            block_bytes.unwrap_or(crate::wordpiece_train::BLOCK_BYTES),
+            unit_bytes.unwrap_or(crate::wordpiece::train::UNIT_BYTES),
+            block_bytes.unwrap_or(crate::wordpiece::train::BLOCK_BYTES),
         )
         .map_err(to_py)?;
         Ok(PyWordCounter {
@@ -1654,15 +1659,15 @@ impl PyWordCounter {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Vec<String>> {
         let algorithm = match algorithm {
-            "score" => crate::wordpiece_train::Algorithm::Score,
-            "hf" => crate::wordpiece_train::Algorithm::Hf,
+            "score" => crate::wordpiece::train::Algorithm::Score,
+            "hf" => crate::wordpiece::train::Algorithm::Hf,
             other => {
                 return Err(to_py(Error::Invalid(format!(
                     "algorithm must be \"score\" or \"hf\", got {other:?}"
                 ))))
             }
         };
-        let opts = crate::wordpiece_train::TrainOptions {
+        let opts = crate::wordpiece::train::TrainOptions {
             vocab_size,
             min_frequency,
             special_tokens: &special_tokens,
@@ -1679,7 +1684,7 @@ impl PyWordCounter {
                 every: Duration::from_millis(200),
                 raised: &raised,
             };
-            crate::wordpiece_train::train(words, &opts, &mut |n| p.tick(n as u64, false))
+            crate::wordpiece::train::train(words, &opts, &mut |n| p.tick(n as u64, false))
         });
         finish(result, raised)
     }
@@ -1864,7 +1869,7 @@ impl PyEncoder {
 /// The vocab and merges of a tokenizer.json (`hfjson::Model`).
 #[pyclass(module = "bytepair._core", frozen, name = "HfModel")]
 struct PyHfModel {
-    inner: crate::hfjson::Model,
+    inner: crate::io::hfjson::Model,
 }
 
 #[pymethods]
@@ -1873,7 +1878,7 @@ impl PyHfModel {
     /// the document (anything but the common, well-formed case).
     #[staticmethod]
     fn parse(py: Python<'_>, data: &[u8]) -> Option<Self> {
-        py.detach(|| crate::hfjson::parse(data))
+        py.detach(|| crate::io::hfjson::parse(data))
             .map(|inner| PyHfModel { inner })
     }
 
@@ -1900,7 +1905,7 @@ impl PyHfModel {
 /// Ordinary tokens and merges of a tokenizer.json (`hfjson::Resolved`).
 #[pyclass(module = "bytepair._core", frozen, name = "HfVocab")]
 struct PyHfVocab {
-    inner: crate::hfjson::Resolved,
+    inner: crate::io::hfjson::Resolved,
 }
 
 #[pymethods]
@@ -1985,7 +1990,7 @@ fn jsonl_texts<'py>(
     start: usize,
     field: &str,
 ) -> PyResult<(Bound<'py, PyList>, usize, usize)> {
-    let taken = py.detach(|| crate::jsonl::texts(&data, start, field));
+    let taken = py.detach(|| crate::io::jsonl::texts(&data, start, field));
     Ok((PyList::new(py, taken.texts)?, taken.used, taken.lines))
 }
 
@@ -2045,7 +2050,7 @@ fn jsonl_block(
     start: usize,
     field: &str,
 ) -> (TextBlock, usize, usize) {
-    let b = py.detach(|| crate::jsonl::block(&data, start, field));
+    let b = py.detach(|| crate::io::jsonl::block(&data, start, field));
     let block = TextBlock {
         text: b.text,
         ends: b.ends,
@@ -2074,7 +2079,7 @@ fn add_jsonl(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyclass(module = "bytepair._core", frozen, name = "BatchEncoder")]
 struct PyBatchEncoder {
     encoder: Py<PyEncoder>,
-    scratch: Mutex<crate::arrays::Scratch>,
+    scratch: Mutex<crate::bpe::flat::Scratch>,
 }
 
 impl PyBatchEncoder {
@@ -2099,7 +2104,7 @@ impl PyBatchEncoder {
         let encoder = &self.encoder.get().inner;
         let parts = py
             .detach(|| {
-                let par = crate::arrays::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
+                let par = crate::bpe::flat::batch_parallel(par, refs.iter().map(|t| t.len()).sum());
                 encoder.encode_parts_reusing(refs, allowed, separator, edges, par, ids)
             })
             .map_err(to_py)?;
@@ -2108,7 +2113,7 @@ impl PyBatchEncoder {
         written
     }
 
-    fn scratch(&self) -> PyResult<std::sync::MutexGuard<'_, crate::arrays::Scratch>> {
+    fn scratch(&self) -> PyResult<std::sync::MutexGuard<'_, crate::bpe::flat::Scratch>> {
         self.scratch.try_lock().map_err(|_| {
             pyo3::exceptions::PyRuntimeError::new_err(
                 "this BatchEncoder is already encoding a batch in another thread",
@@ -2222,7 +2227,7 @@ impl PyBatchEncoder {
         let scratch = &mut *scratch;
         let replaced = py
             .detach(|| {
-                crate::arrays::read_ranges_into(
+                crate::io::ranges::read_ranges_into(
                     &ranges,
                     replace_errors,
                     par.threads,

@@ -81,10 +81,10 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
-use crate::bert_tables::{
+use crate::error::{Error, Result};
+use crate::wordpiece::bert_tables::{
     CJK, CLASSES, CLEAN_SPACE, LOWER, LOWERED, PUNCT, REMOVED, SPACE, STRIP, STRIPPED,
 };
-use crate::error::{Error, Result};
 use crate::Rank;
 
 /// The options of HF's `BertNormalizer` (strip_accents already resolved: HF's `None` means

@@ -379,7 +379,7 @@ use rustc_hash::FxHashMap;
 
 use crate::count::{chunks, cut_before, SpecialSplitter};
 use crate::error::{Error, Result};
-use crate::pretok::Pretokenizer;
+use crate::text::pretok::Pretokenizer;
 
 pub use crate::Rank;
 pub use cache::PieceCache;
@@ -2394,7 +2394,7 @@ mod tests {
             .collect();
         Encoder::new(
             bpe,
-            Pretokenizer::new(Some(crate::pretok::GPT4)).unwrap(),
+            Pretokenizer::new(Some(crate::text::pretok::GPT4)).unwrap(),
             specials,
         )
         .unwrap()

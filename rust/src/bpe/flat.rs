@@ -21,7 +21,7 @@
 //!   second pass re-merges 34 k of them (the per-thread shards before it: 440-490 k).
 //! - Files are read in batches of byte ranges cut where the ids do not change (8 MiB per
 //!   thread, `Encoder::encode_files`), into buffers reused from batch to batch, on all threads
-//!   (`arrays/read.rs`), checked as UTF-8 (the first bad byte is named with its offset in the
+//!   (`io/ranges.rs`), checked as UTF-8 (the first bad byte is named with its offset in the
 //!   file), or repaired with U+FFFD as Python's `errors="replace"` does (the same
 //!   maximal-subpart rule), counting the replacements.
 
@@ -29,12 +29,11 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use crate::encode::{Encoder, Parallel};
+use crate::bpe::encode::{Encoder, Parallel};
 
-mod read;
 use crate::error::{Error, Result};
+use crate::io::ranges::read_ranges_into;
 use crate::Rank;
-pub use read::{read_ranges, read_ranges_into, utf8_text};
 
 /// Width of one id in the output, in bytes: 2 (uint16) or 4 (uint32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -495,8 +494,9 @@ pub fn batch_parallel(par: Parallel, total: usize) -> Parallel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::Bpe;
-    use crate::pretok::Pretokenizer;
+    use crate::bpe::encode::Bpe;
+    use crate::io::ranges::{read_ranges, utf8_text};
+    use crate::text::pretok::Pretokenizer;
 
     fn encoder() -> Encoder {
         let mut v: Vec<(Rank, Vec<u8>)> = (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
@@ -708,7 +708,7 @@ mod tests {
 
     #[test]
     fn files_in_batches_give_the_ids_of_whole_files() {
-        for (name, pattern) in crate::pretok::PRESETS {
+        for (name, pattern) in crate::text::pretok::PRESETS {
             let mut v: Vec<(Rank, Vec<u8>)> = (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
             v.push((256, b"ab".to_vec()));
             v.push((257, b"aa".to_vec()));

@@ -46,9 +46,7 @@ use std::ops::ControlFlow;
 
 use crate::error::{Error, Result};
 
-#[path = "unicode_tables.rs"]
-#[rustfmt::skip]
-mod tables;
+use super::unicode_tables as tables;
 
 // Piece boundaries of the three presets 64 bytes at a time (issue 11).
 mod masks;
@@ -1470,12 +1468,12 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "writes src/unicode_tables.rs when BYTEPAIR_REGEN_TABLES=1"]
+    #[ignore = "writes src/text/unicode_tables.rs when BYTEPAIR_REGEN_TABLES=1"]
     fn regenerate_unicode_tables() {
         if std::env::var_os("BYTEPAIR_REGEN_TABLES").is_none() {
             return;
         }
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/unicode_tables.rs");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/text/unicode_tables.rs");
         std::fs::write(path, render_tables()).unwrap();
     }
 

@@ -320,7 +320,7 @@ impl PieceCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{hash_bytes, head};
+    use crate::bpe::encode::{hash_bytes, head};
 
     fn hash(k: &[u8]) -> u64 {
         hash_bytes(k, head(k))

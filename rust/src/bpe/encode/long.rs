@@ -508,7 +508,7 @@ mod tests {
         (0..256).map(|b| (b as Rank, vec![b as u8])).collect()
     }
 
-    use crate::encode::tests::naive;
+    use crate::bpe::encode::tests::naive;
 
     struct Rng(u64);
     impl Rng {

@@ -375,7 +375,7 @@ fn drive<'t, B>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretok::{
+    use crate::text::pretok::{
         compile, next_gpt2, next_gpt4, next_o200k_fast, scan_bytes, scan_o200k_bytes, Preset, GPT2,
         GPT4, O200K,
     };
@@ -572,7 +572,7 @@ mod tests {
                 let whole = masked(&text, preset);
                 for cut in 1..text.len() {
                     if text.is_char_boundary(cut)
-                        && crate::pretok::is_independent_cut(preset, text.as_bytes(), cut)
+                        && crate::text::pretok::is_independent_cut(preset, text.as_bytes(), cut)
                     {
                         found[k] += 1;
                         let mut split = masked(&text[..cut], preset);

@@ -62,7 +62,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::count::SpecialSplitter;
 use crate::error::{Error, Result};
-use crate::wordpiece::{for_each_word, BertOptions, Word, WordPiece};
+use crate::wordpiece::model::{for_each_word, BertOptions, Word, WordPiece};
 use crate::Rank;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,7 +271,7 @@ impl WordCounter {
         let io = Error::io(path);
         let file = std::fs::File::open(path).map_err(io)?;
         let block = self.block_bytes;
-        crate::blocks::stream_blocks(
+        crate::io::blocks::stream_blocks(
             file,
             path,
             0,

@@ -79,7 +79,7 @@ fn window(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
 /// Calls `f` with the GPT-2 pieces of `b`; `scalar(b, i)` is the end of the piece at `i`, for
 /// the pieces the masks do not decide.
 #[inline(always)]
-pub(in crate::pretok) fn scan<'t, B>(
+pub(in crate::text::pretok) fn scan<'t, B>(
     b: &'t [u8],
     f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
     scalar: impl Fn(&[u8], usize) -> usize,

@@ -1,0 +1,9 @@
+//! Readers that feed the models: Hugging Face `tokenizer.json` (`hfjson`), the text field of
+//! JSON lines (`jsonl`), piece counts packed into one byte string (`packed`), files read in
+//! blocks (`blocks`) and byte ranges of files read and checked as UTF-8 (`ranges`).
+
+pub mod blocks;
+pub mod hfjson;
+pub mod jsonl;
+pub mod packed;
+pub mod ranges;

@@ -1,0 +1,7 @@
+//! The text pipeline before a model sees it: pre-tokenization (`pretok`: the pattern presets
+//! as hand-written scanners, a regex fallback for custom patterns) and the Unicode class
+//! tables the scanners read (`unicode_tables`, generated).
+
+pub mod pretok;
+#[rustfmt::skip]
+mod unicode_tables;

@@ -1,0 +1,7 @@
+//! WordPiece (BERT): the model (`model`: BERT normalization and pre-tokenization, the trie
+//! encoder), training (`train`: word counting, the score and Hugging Face merge loops), and
+//! the character classes of BERT's normalizer (`bert_tables`, generated).
+
+pub mod bert_tables;
+pub mod model;
+pub mod train;
