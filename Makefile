@@ -33,7 +33,7 @@ bench:  ## build the benchmark corpus (see bench/README.md) and compare with pee
 	$(PYTHON) bench/bench_train.py
 	$(PYTHON) bench/bench_train.py --small
 	$(PYTHON) bench/bench_encode.py
-	$(PYTHON) bench/bench_wordpiece.py  # WordPiece (issue 10)
+	$(PYTHON) bench/bench_wordpiece.py  # WordPiece against its peers
 
 .PHONY: bench-scale
 bench-scale:  ## 200 MB side by side at vocab 32768/65536, scaling curve 50-200 MB, mixing (long)

@@ -179,7 +179,7 @@ def encode(
     return out
 
 
-# ---- WordPiece (issue 10) ------------------------------------------------------------------
+# ---- WordPiece ----------------------------------------------------------------------------
 
 
 def wordpiece_word(word: str, vocab: Sequence[str] | set[str], unk: str, prefix: str = "##", max_chars: int = 100) -> list[str]:

@@ -1,4 +1,4 @@
-"""Ctrl-C during long encode / count calls (issue 13, item 8): large inputs go in rounds with
+"""Ctrl-C during long encode / count calls: large inputs go in rounds with
 signal checks between them; the ids are those of the whole input."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Long hostile pieces (issue 13, linear worst case): the linear path for monotone models gives
+"""Long hostile pieces (the worst case stays linear): the linear path for monotone models gives
 tiktoken's ids on pieces far above the short-path length, for every shipped encoding."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The piece cache (issue 11), shared by all threads of a tokenizer and of fixed size: the ids
+"""The piece cache, shared by all threads of a tokenizer and of fixed size: the ids
 never depend on it, and it costs memory only as it fills (an encoder that caches a few pieces
 does not take the table's 32 MiB)."""
 

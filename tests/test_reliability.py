@@ -1,5 +1,5 @@
 """Hostile input: files, texts and options that once crashed, hung, injected special tokens or
-silently lost text (issue 13). Each test failed before its fix."""
+silently lost text. Each test failed before its fix."""
 
 from __future__ import annotations
 

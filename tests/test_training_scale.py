@@ -180,7 +180,7 @@ def test_continued_training_errors() -> None:
         bytepair.train_from_iterator(["x"], vocab_size=300, base=base, pattern="gpt4")
     with pytest.raises(ValueError, match="normalization"):
         bytepair.train_from_iterator(["x"], vocab_size=300, base=base, normalization="nfc")
-    # A rank encoding is a valid base since issue 9 (merges recovered from the ranks):
+    # A rank encoding is a valid base too (merges recovered from the ranks):
     # tests/test_tiktoken_interop.py::test_training_continues_from_a_rank_encoding.
     same = bytepair.train_from_iterator(["hello world"] * 5, vocab_size=300, base=base, pattern="gpt2")
     assert same.merges[: len(base.merges)] == base.merges

@@ -1,4 +1,4 @@
-"""The encoder's warm path (issue 11) against tiktoken: pieces read from the text as one or two
+"""The encoder's warm path against tiktoken: pieces read from the text as one or two
 words, the tokens of 9 to 16 bytes in their own table, and the piece cache's inline table for
 pieces of up to 16 bytes. Texts are built around the lengths where those paths change (8, 9,
 15, 16, 17 bytes), pieces that end the text (fewer than 16 bytes after them), and non-ASCII

@@ -1,4 +1,4 @@
-"""Analysis commands on WordPiece tokenizers (issue 10, analysis parity): ``count``, ``stats``
+"""Analysis commands on WordPiece tokenizers, the same as on BPE ones: ``count``, ``stats``
 and ``compare`` measured against Hugging Face ``tokenizers`` running the same vocabulary."""
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ from typing import final
 from typing_extensions import Self
 
 __all__ = ["Encoder", "PieceCounter", "file_cuts", "preset_patterns", "split_pieces", "train_counters", "train_from_counts"]
-__all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece (issue 10)
-__all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader (issue 9)
-__all__ += ["jsonl_texts", "jsonl_block", "TextBlock"]  # JSON lines for corpus encoding (issue 11)
-__all__ += ["BatchEncoder"]  # corpus encoding with reused buffers (issue 11)
+__all__ += ["WordCounter", "WordPiece", "bert_pre_tokenize"]  # WordPiece
+__all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader
+__all__ += ["jsonl_texts", "jsonl_block", "TextBlock"]  # JSON lines for corpus encoding
+__all__ += ["BatchEncoder"]  # corpus encoding with reused buffers
 
 def preset_patterns() -> list[tuple[str, str]]: ...
 def split_pieces(text: str, pattern: str | None) -> list[str]: ...
@@ -116,10 +116,10 @@ class Encoder:
     def size(self) -> int: ...
     @property
     def pattern(self) -> str | None: ...
-    # interop (issue 9)
+    # the merges a rank model implies, and the model as tokenizer.json's vocab and merges
     def rank_merges(self) -> list[tuple[int, int, int]]: ...
     def hf_model_json(self, merges: list[tuple[int, int]] | None) -> tuple[str, str]: ...
-    # Array outputs (issue 11): ids as little-endian bytes of `width` (2 or 4) per id, offsets as u64.
+    # Array outputs: ids as little-endian bytes of `width` (2 or 4) per id, offsets as u64.
     def encode_flat(
         self,
         texts: list[str],
@@ -152,10 +152,10 @@ class Encoder:
         num_threads: int | None = None,
         edges: list[tuple[bool, bool]] | None = None,
     ) -> tuple[memoryview, bytearray, int]: ...
-    # corpus encoding (issue 11): the vocabulary as one buffer, and the largest ordinary id
+    # corpus encoding: the vocabulary as one buffer, and the largest ordinary id
     def vocab_table(self) -> tuple[bytes, int | None]: ...
 
-# ---- WordPiece (issue 10) ----
+# ---- WordPiece ----
 
 @final
 class WordPiece:
@@ -232,7 +232,7 @@ class WordCounter:
         progress: Callable[[int], object] | None = None,
     ) -> list[str]: ...
 
-# ---- Hugging Face tokenizer.json, the fast reader (issue 9) ----
+# ---- Hugging Face tokenizer.json, the fast reader ----
 
 @final
 class HfModel:
@@ -256,7 +256,7 @@ class HfVocab:
     def merge_ids(self) -> list[tuple[int, int]]: ...
     def rank_encoder(self, pattern: str | None, special_tokens: list[tuple[str, int]]) -> Encoder | None: ...
 
-# ---- JSON lines for corpus encoding (issue 11) ----
+# ---- JSON lines for corpus encoding ----
 
 def jsonl_texts(data: bytes, start: int, field: str) -> tuple[list[str], int, int]: ...
 def jsonl_block(data: bytes, start: int, field: str) -> tuple[TextBlock, int, int]: ...
@@ -266,7 +266,7 @@ class TextBlock:
     def ends(self) -> bytes: ...
     def text(self, i: int) -> str: ...
 
-# ---- Corpus encoding with reused buffers (issue 11) ----
+# ---- Corpus encoding with reused buffers ----
 
 @final
 class BatchEncoder:

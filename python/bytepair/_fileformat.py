@@ -89,7 +89,7 @@ def from_dict(doc: Any, where: str = "tokenizer") -> Tokenizer:
             "upgrade bytepair to read it"
         )
     model = _need(doc, "model", str, where)
-    if model == "wordpiece":  # WordPiece (issue 10): another class reads these
+    if model == "wordpiece":  # another class reads WordPiece files
         raise FormatError(f"{where}: a WordPiece tokenizer: read it with bytepair.load() or WordPieceTokenizer.from_file()")
     if model not in ("bpe", "ranks"):
         raise FormatError(f"{where}: unknown model {model!r} (expected 'bpe' or 'ranks')")

@@ -95,7 +95,7 @@ class SourceFile:
     size: int
     compression: str | None  # None, "gz", "zst"
     jsonl: bool
-    parquet: bool = False  # corpus encoding (issue 11): rows of a Parquet file, read with pyarrow
+    parquet: bool = False  # rows of a Parquet file, read with pyarrow
 
 
 def file_kind(path: str) -> tuple[str | None, bool]:
@@ -210,7 +210,7 @@ def resolve(source: Source, strict: bool) -> list[SourceFile]:
     return files
 
 
-# -- Parquet (corpus encoding, issue 11): each row's text field is one document; needs pyarrow.
+# -- Parquet: each row's text field is one document; needs pyarrow.
 
 
 def is_parquet(path: str) -> bool:

@@ -18,7 +18,7 @@ from bytepair.patterns import resolve
 
 __all__ = ["Tokenizer"]
 
-if TYPE_CHECKING:  # numpy arrays (issue 11)
+if TYPE_CHECKING:  # numpy only for the array methods' annotations
     import numpy as np
     from numpy.typing import DTypeLike, NDArray
 
@@ -390,7 +390,7 @@ class Tokenizer:
             f"special_tokens={len(self._special_tokens)}>"
         )
 
-    # ------------------------------------------------------------------ interop API (issue 9)
+    # ------------------------------------------------------------------ interop API
     # The names users type in tiktoken and Hugging Face tokenizers, plus pickling and equality.
 
     def __len__(self) -> int:
@@ -1014,7 +1014,7 @@ class Tokenizer:
 
         return load(path)
 
-    # ------------------------------------------------------------------ numpy arrays (issue 11)
+    # ------------------------------------------------------------------ numpy arrays
     # Flat uint16/uint32 ids made in Rust, no Python int per token; see bytepair/arrays.py.
 
     def encode_to_numpy(

@@ -350,7 +350,7 @@ def _plan(
         )
     if not isinstance(base, Tokenizer):
         raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
-    # A rank model (tiktoken) continues from the merges recovered from its ranks (issue 9).
+    # A rank model (tiktoken) continues from the merges recovered from its ranks.
     base_merges = base._merge_list()
     regex = base.pattern
     if not isinstance(pattern, _Unset) and resolve(pattern)[1] != base.pattern:

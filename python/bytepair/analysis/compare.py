@@ -73,7 +73,7 @@ class Comparison:
 def measure(tok: Tokenizer | WordPieceTokenizer, text: str) -> tuple[int, int, int, int]:
     """``(tokens, words, words cut by a token boundary, bytes)`` of one document."""
     if isinstance(tok, WordPieceTokenizer):
-        # WordPiece (issue 10): token ends from its character offsets (into the original text,
+        # WordPiece: token ends from its character offsets (into the original text,
         # whose whitespace it drops); bytes are the text's.
         ids, offsets = tok.encode_with_offsets(text)
         ends = byte_offsets(text)[np.asarray([e for _, e in offsets], dtype=np.int64)]

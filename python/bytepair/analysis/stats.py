@@ -154,7 +154,7 @@ def token_stats(
         text_bytes += sum(len(d.encode("utf-8", "surrogatepass")) for d in batch)
         if isinstance(tok, Tokenizer):
             ids, offsets = tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
-        else:  # WordPiece (issue 10): the same array path
+        else:  # WordPiece: the same array path
             ids, offsets = tok.encode_batch_numpy(batch, num_threads=num_threads)
         batch_counts = np.bincount(ids, minlength=size)
         counts += batch_counts

@@ -65,7 +65,7 @@ def load_any(spec: str) -> Tokenizer | WordPieceTokenizer:
         raise CommandError(
             f"{spec}: no such tokenizer file, nor a pretrained encoding ({', '.join(encoding_names())})"
         )
-    from bytepair._detect import load  # any format bytepair reads (issue 9)
+    from bytepair._detect import load  # any format bytepair reads
 
     return load(spec)
 

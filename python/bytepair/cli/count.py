@@ -75,7 +75,7 @@ def _rows(counts: list[tuple[int, int, str]]) -> list[list[str]]:
 
 
 def _run_wordpiece(args: argparse.Namespace, tok: WordPieceTokenizer, files: list[SourceFile]) -> int:
-    """WordPiece (issue 10): documents in batches through ``encode_batch_numpy`` (no special
+    """WordPiece: documents in batches through ``encode_batch_numpy`` (no special
     tokens added); a text file is one document, as for BPE."""
     from bytepair.sources import documents
 

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
         args.vocab_size = SAMPLE_VOCAB_SIZE
     _check_output(args.output)
-    if args.model == "wordpiece":  # WordPiece (issue 10)
+    if args.model == "wordpiece":
         from bytepair.cli._wordpiece import check_train_args
 
         check_train_args(args)
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             sources = [bytepair.Source(args.files, text_field=args.text_field)]
             names = list(args.files)
-        if args.model == "wordpiece":  # WordPiece (issue 10)
+        if args.model == "wordpiece":  # WordPiece trains in cli/_wordpiece.py; the rest is BPE's
             from bytepair.cli import _wordpiece
 
             return _wordpiece.run_train(args, sources, names)
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.role:
             tok = tok.with_special_tokens(roles=dict(args.role))
         tok.save(args.output)
-        if args.verbose:  # issue 12: the merges, learning order, with counts
+        if args.verbose:  # the merges, learning order, with counts
             _print_merges(tok, sources, args.text_field, args.errors)
 
     _print_summary(tok, args, names, trained)
@@ -380,13 +380,13 @@ examples:
         action="store_true",
         help="do not print the compression (it is measured from the counts, without another pass)",
     )
-    train.add_argument(  # issue 12
+    train.add_argument(
         "-v",
         "--verbose",
         action="store_true",
         help="print the merges in the order they were learned, 't' + 'he' -> 'the', with how often each was applied",
     )
-    # WordPiece (issue 10)
+    # --model (bpe or wordpiece) and the WordPiece options
     from bytepair.cli._wordpiece import add_train_options
 
     add_train_options(train)

@@ -1,6 +1,6 @@
 """Shard files written around the page cache (``O_DIRECT``), where the system allows it.
 
-Why (issue 11, measured on the 2-core machine, o200k, 262 MB of text, 266 MB of uint32 ids):
+Why (measured on the 2-core machine, o200k, 262 MB of text, 266 MB of uint32 ids):
 encode-corpus's own thread spent 0.51 s of CPU in ``write`` and 0.15 s in sha256, against
 about 4 s of CPU for the encoding; at two threads on two cores every second of it is taken
 from the encoder, and encode-corpus ran at 0.85x of ``encode_files``. Writes into the page

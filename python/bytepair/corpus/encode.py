@@ -15,7 +15,7 @@ The pipeline (performance and design notes):
   writes the same bytes as a run that was never stopped.
 
 Where the time went (profiled with py-spy and per-stage timers on o200k, 40-50 MB of the bench
-corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
+corpus, 1 and 2 threads, on the 2-core shared machine):
 - A fixed 0.43 s per run before any text was read: ``max_id`` built the 200,000-entry
   ``Tokenizer._vocab`` dict and a list of its keys (0.25 s) and the manifest's
   ``tokenizer_hash`` joined 200,000 Python bytes objects (0.17 s). On the 50 MB bench file
@@ -32,7 +32,7 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
   cost a copy of the batch's ids (about 5 %; 19 % with one separator per 2,000 ids): Rust now
   puts them (``edges=``). Not overlapped: the first batch's reading (now 1 MiB, ramping up), the
   last batch's write, the last shard's re-hash (its header changes) and its fsync.
-- Two threads on two cores (262 MB of the bench mix, o200k, uint32 ids; issue 11): encode-corpus
+- Two threads on two cores (262 MB of the bench mix, o200k, uint32 ids): encode-corpus
   ran at 0.85-0.87x of ``encode_files``. Per-batch timers showed the encoder never idle between
   batches (1-2 ms in all) and the tail of the run short (0.06 s); what was missing was CPU. This
   thread (``time.thread_time``) spent 0.72 s writing shards against ~4 s of encoding: 0.51 s in
@@ -51,7 +51,7 @@ corpus, 1 and 2 threads, on the 2-core shared machine; issue 11):
 - Large plain-text files never pass through Python (``_file_ranges``: Rust reads byte ranges
   cut at independent cuts on the encoding threads). Small text files are read by
   ``sources.documents``, one ``str`` each.
-- Peak memory (issue 11; /proc/self/status, o200k, one thread, plain text, 2-core machine):
+- Peak memory (/proc/self/status, o200k, one thread, plain text, 2-core machine):
   179 / 210 / 266 MB of peak RSS for 100 MB / 262 MB / 1 GB of input (194 / 236 / 287 before
   Rust read each byte range into a buffer sized once, not grown by doubling). Nothing of
   bytepair's grew with the corpus (the piece caches are bounded); glibc's malloc did: after the
@@ -542,7 +542,7 @@ def encode_corpus(
             # A batch is of one kind (texts, file ranges, or documents of JSON-lines blocks), and
             # (unless one unit is) at most an eighth
             # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
-            # RSS from about 210 to 230 MB, issue 11).
+            # RSS from about 210 to 230 MB).
             if batch and (batch[-1].kind() != unit.kind() or size + unit.size() > limit + limit // 8):
                 yield first, batch
                 first, batch, size = index, [], 0

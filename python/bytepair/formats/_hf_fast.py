@@ -1,4 +1,4 @@
-"""The fast way in for a Hugging Face ``tokenizer.json`` (issue 9).
+"""The fast way in for a Hugging Face ``tokenizer.json``.
 
 Most of a ``tokenizer.json`` is ``model.vocab`` and ``model.merges``: 7.5 MB for o200k's
 200,000 tokens and 199,744 merges. :class:`bytepair._core.HfModel` reads those two in Rust,

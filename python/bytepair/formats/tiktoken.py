@@ -180,7 +180,7 @@ def dump_tiktoken(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     write_atomic(target, data)
 
 
-# ------------------------------------------------------------------ interop (issue 9)
+# ------------------------------------------------------------------ a live tiktoken.Encoding
 
 
 def check_ranks_agree(tok: Tokenizer) -> None:
