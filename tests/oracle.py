@@ -218,7 +218,7 @@ def wordpiece_train(
     then the higher count(ab); both then the smallest (id(a), id(b)). Pairs below min_frequency
     (and below 1) are never merged. Returns the vocabulary, and whether some merge made a token
     that was already in it (HF's trainer then merges such a pair word set by word set: see
-    rust/src/wordpiece_train.rs; tests compare the "hf" rule with this one only without them)."""
+    rust/src/wordpiece/train.rs; tests compare the "hf" rule with this one only without them)."""
     from fractions import Fraction
 
     vocab: list[str] = []

@@ -1,4 +1,4 @@
-"""The pre-tokenizer's 64-byte mask windows (rust/src/pretok/masks.rs and
+"""The pre-tokenizer's 64-byte mask windows (rust/src/text/pretok/masks.rs and
 masks_gpt2.rs) against tiktoken, for cl100k_base, o200k_base and r50k_base (GPT-2's pattern):
 texts of a few hundred bytes over an alphabet rich in piece boundaries (both cases, digits,
 spaces, tabs, CR/LF, apostrophes and contraction letters, slashes, punctuation), so that pieces

@@ -1,5 +1,5 @@
 """Token ids as numpy arrays: one flat buffer of ``uint16`` / ``uint32`` ids and document offsets,
-made in Rust without a Python object per token (``rust/src/arrays.rs``).
+made in Rust without a Python object per token (``rust/src/bpe/flat.rs``).
 
 The methods :meth:`Tokenizer.encode_to_numpy`, :meth:`Tokenizer.encode_batch_numpy` and
 :meth:`Tokenizer.encode_files` call these functions. The extension fills a ``bytearray`` in

@@ -1,7 +1,7 @@
 """WordPiece training: ``train_wordpiece(sources, ...)`` and ``train_wordpiece_from_iterator(texts, ...)``.
 
 Words are counted under BERT normalization and pre-tokenization (the options the tokenizer will
-encode with), on all cores, batch by batch; then the Rust merge loop (``rust/src/wordpiece_train.rs``)
+encode with), on all cores, batch by batch; then the Rust merge loop (``rust/src/wordpiece/train.rs``)
 builds the vocabulary with one of two rules:
 
 - ``algorithm="score"`` (default): WordPiece's own rule, the pair with the highest

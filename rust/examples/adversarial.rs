@@ -1,4 +1,4 @@
-//! Timing harness (not a test) for the long-piece path (issue 13): encodes the adversarial
+//! Timing harness (not a test) for the long-piece path: encodes the adversarial
 //! inputs of `bench/bench_encode.py` at 1.25 MB and 10 MB and prints the best CPU time of each.
 //! `cargo run --release --example adversarial -- RANKS.tiktoken PRESET [KINDS] [SIZES] [REPEAT]`
 //! PRESET: gpt4 (cl100k) or o200k; KINDS: comma-separated of letter,digits,spaces,cjk;

@@ -1,4 +1,4 @@
-//! The bodies of the fuzz targets (issue 13), shared by the cargo-fuzz targets in
+//! The bodies of the fuzz targets, shared by the cargo-fuzz targets in
 //! `fuzz_targets/` (long runs, nightly + libFuzzer) and by `rust/tests/fuzz_bodies.rs`, which runs
 //! them on stable over the seed corpora in `seeds/` and a deterministic pseudo-random generator.
 //! Every body takes arbitrary bytes and panics only when a property of the core fails: a panic
@@ -206,7 +206,7 @@ pub fn packed(data: &[u8]) {
     );
 }
 
-/// JSON lines for corpus encoding (issue 11; the string parser reads runs as text unchecked):
+/// JSON lines for corpus encoding (the string parser reads runs as text unchecked):
 /// `texts` and `block` take the same whole lines, `block` holds the same texts less the empty
 /// ones, every text is valid UTF-8, and each line taken reads alone (`field_of`) as it did in
 /// the run.

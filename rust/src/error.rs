@@ -1,4 +1,4 @@
-//! The one error type of the core. `py.rs` maps each variant to a Python exception.
+//! The one error type of the core. `py/` maps each variant to a Python exception.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! The fuzz target bodies of `fuzz/bodies.rs` on stable Rust (issue 13): each runs over its
+//! The fuzz target bodies of `fuzz/bodies.rs` on stable Rust: each runs over its
 //! checked-in seed corpus (`fuzz/seeds/<target>/`) and over inputs from a deterministic
 //! pseudo-random generator that mutates the seeds. `BYTEPAIR_FUZZ_ITERS` sets the number of
 //! generated inputs per target (default 300, so `cargo test` stays quick); long runs use

@@ -11,363 +11,45 @@
 //! tiny); long ones take a linear path for monotone models (`long`: every trained merge list
 //! and every published rank file), and a min-heap over a linked list, O(n log n), otherwise.
 //!
-//! Performance notes (measured with `perf` and callgrind on cl100k/o200k over English prose,
-//! source code and multilingual text; see bench/README.md for the figures):
-//! - Whole-piece lookup is most of the work on prose and code (~90 % of pieces are one token).
-//!   `TokenTable` is an open-addressing table whose slots hold the first 8 bytes of the token,
-//!   its length and its id: a piece of up to 8 bytes (most of them) is found with one hash of
-//!   one word and one slot compare, without following a pointer to the key. Longer pieces
-//!   compare their tail with the vocabulary arena. This replaced a `FxHashMap<Box<[u8]>, Rank>`
-//!   whose every hit chased the key's pointer and called `memcmp`.
-//! - Pieces that are not one token (10 % of pieces in prose, 25-30 % in multilingual text, where
-//!   they hold 60 % of the bytes) go through the piece cache first: a bounded table of
-//!   piece -> ids (`PieceCache`, `cache.rs`), keyed by the hash already computed for the
-//!   vocabulary lookup. It began as one shard per thread, its keys and ids in one flat arena
-//!   (no allocation per entry), in two generations of at most 64 Ki pieces; it is now one
-//!   cache shared by all threads, of fixed size (fourth round below), so memory stays
-//!   bounded whatever the text.
-//! - The first round of merges of a piece is over single bytes, so the priorities of all byte
-//!   pairs sit in a flat 64 Ki table (`byte_pairs`, 512 KiB): no hashing for the first n-1
-//!   lookups. Later pairs use `PairTable`, open addressing on the packed pair. Both give a
-//!   `Merge`, priority and result in one u64 with the low byte free for a position, so that
-//!   "lowest priority, leftmost" is one compare and the merge needs no second lookup.
-//! - A rank model's table holds one pair per token, the last merge of the token's own bytes
-//!   (`Bpe::last_merge` explains why no other pair is ever merged): 200 k pairs for o200k, not
-//!   the 446 k ways of splitting its tokens in two; a pair and its result fit in one u64, and
-//!   the tables are filled up to 80 %: 2 MiB of pairs for o200k (16 MiB before), and 4 MiB of
-//!   tokens (8 before). On this machine the last-level cache behaves like about 8 MiB (a
-//!   pointer chase: ~17 ns at 4 MiB, ~32 ns at 8, ~97 ns at 16), so size is speed here.
-//! - Most pair lookups find no merge (60 % on multilingual text); a 2-bit Bloom filter (512 KiB
-//!   for o200k) answers those without touching the pair table.
-//! - Short pieces keep tokens in place on stack arrays sized 16/32/64/128, linked to their
-//!   neighbours: a merge moves nothing (shifting arrays showed up as 7 % in `memmove`). The scan
-//!   for the lowest pair keeps four running minima of `merge | position`: one serial chain of
-//!   compare-and-move was a fixed cost on the critical path of every merge. With the halved
-//!   pair table this took cold o200k multilingual from about 32 to 36 MB/s.
-//! - Pieces of 17 bytes or more also keep the minimum of each group of 8 positions: a merge
-//!   changes at most three keys, so it rescans one or two groups and the group minima instead
-//!   of every position. Counted with cachegrind over a cold pass of 2 MiB of multilingual text
-//!   (o200k), where rescanning was 40 % of the merge loop's instructions: 126 M -> 98 M
-//!   instructions in `encode_by_merges`. The heap path instead, from 33 bytes on, was 10 %
-//!   slower.
-//! - Long pieces (>= `LONG_PIECE` bytes) of monotone models (issue 13): all pairs of the
-//!   lowest priority are handed out at once and merged in one pass (runs of (x, x) from their
-//!   left end), O(n), proved in `long`, whose notes describe the structures and their figures.
-//!   First a radix heap over the 24-bit priorities with 12-byte nodes (10 MB of one letter or
-//!   of spaces: 2.1-2.9 s with the four-ary heap before it, 0.5-0.6 s), now an exact bucket of
-//!   u32 positions per priority and one u32 word per input byte (0.06-0.07 s); cachegrind
-//!   counts 8.0x the instructions for 8x the input (the four-ary heap's `sift_down` alone:
-//!   9.3x; bench/README.md has the figures). Dropped on the way: sorting each priority's pairs
-//!   by position (a radix sort needs one more pass at 10 MB than at 1 MB; the argument in
-//!   `long` shows no order is needed).
-//!   Not monotone (hand-made merge lists, checked once at load): nodes of u32 links and the
-//!   four-ary heap of packed (priority, position) u64, built in place, O(n log n).
-//! - Tried and dropped (slower here): a per-thread direct-mapped memo of recent pair lookups in
-//!   front of the pair table (its own cache misses cost what it saved), finding the lowest
-//!   pair in two vectorisable passes (minimum, then its position) instead of one, buckets of
-//!   one cache line without the filter (every miss then reads a line of the big table; 17 %
-//!   slower even with the 2 MiB table), reading both filter words of the two lookups after a
-//!   merge before testing either, a per-thread memo of recent whole pieces in front of the
-//!   token table, prefetching the next piece's token slot one piece ahead, a per-token byte
-//!   "is the left / right of some pair" in front of the filter, and a filter of half the size
-//!   (none of the last four measurably faster in alternating A/B runs). Later: encoding 2 to 8
-//!   new pieces interleaved, each merge prefetching the filter word and pair slot its next
-//!   lookups read (no faster: the loop is bound by instructions more than by memory), a ring
-//!   of 8 pieces prefetching their token slots (5 % slower), prefetching the pair slot beside
-//!   the filter word, a one-bit filter of twice the size (5 % slower), 32-bit keys scanned 8 at
-//!   a time (slower: wide loads right after the scalar stores of a merge), and tables in
-//!   2 MiB-aligned memory with transparent huge pages (no measurable change, so none are
-//!   asked for any more).
-//! - On cold multilingual text about half of the time is the merges of pieces seen for the
-//!   first time (471 k merges in 2 MiB), at some 200 instructions each; a warm piece cache more
-//!   than doubles the speed there.
-//! - Where the warm path spends its time (issue 11, counted with cachegrind on
-//!   `rust/examples/warm.rs`, o200k, one thread). On 12.8 MB of the bench corpus (the texts of
-//!   `part4.jsonl` from `bench/make_corpus.py`: prose, man pages, code): a cold pass is 799 M
-//!   instructions (62.6 per byte), a second pass 716 M (56.0 per byte): what the piece cache
-//!   can save (the merges and cache inserts of new pieces) is only ~10 % of a cold pass here. On
-//!   tinyshakespeare (1.1 MB, 258.6 k pieces) a warm pass is 57 M instructions, ~220 per
-//!   piece: about half in the pre-tokenizer scanner and the per-piece loop, about 40 % in
-//!   hashing the piece and probing `TokenTable`, ~6 % in the piece cache. So a larger or
-//!   shared piece cache cannot close the gap to a warm figure 3x ours: raising `CACHE_BITS`
-//!   from 17 to 20 (8x the entries) took the warm pass from 716 M to 688 M instructions (4 %),
-//!   and a cache of whole pieces in front of the token table would replace one hash-and-probe
-//!   with another. For the same reason cold per-thread shards cannot explain the 4.2x scaling
-//!   at 16 threads (a warm cache saves at most ~10 % of the work). What is left is the fixed
-//!   cost per piece (scan, hash, probe, push), and work outside this loop on the array path
-//!   (not measured yet: the same harness ran warm at ~95-100 MB/s on the noisy 2-core machine,
-//!   `encode_files` 72 MB/s warm on the quiet 16-core one, different machines): the next place to look is
-//!   reading, UTF-8 checking, chunking and copying out in `arrays.rs`, then a cache keyed on
-//!   spans of several pieces (which would skip the scanner too).
-//! - The warm path, first cuts (issue 11; cachegrind on `rust/examples/warm.rs`, o200k, one
-//!   thread, instructions of one warm pass = run with 2 passes minus run with 1):
-//!   tinyshakespeare (258.6 k pieces) 58.5 M -> 42.6 M (226 -> 165 per piece); 816 KiB of this
-//!   repository's Rust and Python source 67.8 M -> 53.8 M (cold 71.1 M -> 57.5 M); 1 MiB of
-//!   `make_corpus.py`'s multilingual text 56.2 M -> 45.6 M (cold 92.7 M -> 84.0 M). In the order
-//!   measured on
-//!   tinyshakespeare: the hot case of `encode_piece_cached` (1 to 8 bytes, one token) inlined
-//!   with the rest out of line in `encode_piece_slow` (alone: no gain, 60.0 M, because the
-//!   closure it landed in was itself called per piece); the ASCII fast path of the o200k
-//!   scanner (`pretok::o200k_ascii`) and pieces handed out as bytes, not `str` (59.0 M: still
-//!   called through `Fn::call`); the general scanner out of line and the closures of `walk`
-//!   and `encode_chunk` marked `#[inline(always)]`, so the scan loop, the fast scanner and the
-//!   hot case are one loop with no call per piece (52.6 M, then 47.6 M with the scanner called
-//!   directly rather than as a function value); the piece cache comparing its key's first 8
-//!   bytes with the head word instead of building each word by a copy (46.3 M); lowercase runs
-//!   8 bytes at a time (44.1 M); the `MutexGuard` of the piece cache turned into an
-//!   `Option<&mut>` once per chunk rather than per piece (42.6 M). What is left per piece: ~55 instructions in the scanner, ~45
-//!   in hashing, probing and pushing, and ~300 per piece that is not one token (second hash,
-//!   cache probe and key compare, copying its ids), about 10 % of pieces.
-//!   Not tried for lack of time: a head word loaded from the text (8 bytes past the piece
-//!   start, masked to its length) instead of the three-way `head`, a combined table of whole
-//!   pieces -> id or cached ids (one probe for both), ASCII fast paths for gpt2/cl100k.
-//! - The warm path, second round (issue 11). Measured side by side with gigatoken 0.10.0 under
-//!   cachegrind (3 MB: 2 MB prose, 0.5 MB of this repository's source, 0.5 MB multilingual;
-//!   o200k, one thread, a warm pass = 3 passes minus 2): gigatoken 97 M instructions and 0.15 M
-//!   mispredicted branches, we 127 M and 1.64 M. So the gap is not instructions so much as
-//!   branches (its pre-tokenizer classifies 64 bytes at a time into bit masks), and, on larger
-//!   inputs, the piece cache: 19 MB of the same mix has ~97 k distinct pieces that are not one
-//!   token, more than the 2 x 64 Ki entries the cache held, so every pass re-merged a third of
-//!   them (`encode_by_merges` was 15 % of a sixth pass in `perf`). Changes, in order:
-//!   * pieces are handed to `encode_piece_at` as a place in the text, and their words are
-//!     loaded from there (8 or 16 bytes, masked to the length) instead of built by length;
-//!   * pieces of 9 to 16 bytes are found by their two words, not by a slice compare
-//!     (`memcmp`): first in `TokenTable` (the token's second word read through its span from
-//!     the arena), then in a table of their own (`tokens16`: both words in the slot, one
-//!     probe, no dependent loads; 2 MB prose 79.5 M -> 73.8 M instructions a warm pass, 3 MB
-//!     mix 206 -> 225 MB/s and 100 MB mix 131-137 -> 137-144 MB/s, best of alternating runs);
-//!   * the piece cache keeps pieces of up to 16 bytes with up to 3 ids (98 % of them) in
-//!     `short` tables, key and ids inline in one 32-byte slot; each generation grows from 4 Ki
-//!     to at most 256 Ki slots (128 Ki entries, 8 MiB), so a shard is bounded at 16 MiB.
-//!   * both kinds of table hold more (`short::MAX_BITS`, `CACHE_BITS`): a shard of the piece
-//!     cache is bounded at about 32 MiB of short tables and 2 x (2 MiB + arena) of long ones,
-//!     allocated as they fill. 100 MB of the bench mix, warm passes of `warm.rs`, alternating
-//!     runs: 62-79 MB/s before, 96-120 after (gigatoken, same file, same machine minutes
-//!     earlier: 119 MB/s on its second pass, 236 on its third).
-//!   * tried and dropped: the uppercase run 8 bytes at a time like `lower_run` (2 MB prose
-//!     79.2 M -> 83.9 M instructions, mispredicts unchanged: most words have 0 or 1 capital);
-//!     pieces in batches of 32, a first pass looking up the tokens of up to 8 bytes and
-//!     prefetching the piece-cache and 16-byte-token slots of the others, a second pass
-//!     emitting in order (+24 % instructions, more mispredicts, 3 MB mix 205 -> 164 MB/s and
-//!     no gain on the 100 MB mix where the cache misses to memory: the bookkeeping costs more
-//!     than the overlap saves, as with the earlier token-slot prefetching); a small table of
-//!     the 16 Ki lowest-id tokens of up to 8 bytes (512 KiB) probed before the main one, for
-//!     locality (`perf` puts ~40 % of the inlined hot path on the token slot's load): 15 MB
-//!     prose 222-233 -> 185-189 MB/s, 3 MB mix 202 -> 173 (a piece not in it probes twice);
-//!     in `pretok::o200k_ascii`, one test for "a word starts here or after this prefix" and
-//!     the first capital counted without a branch (cachegrind's mispredicts -3 %, instructions
-//!     +4 %; 15 MB prose 237 -> 206 MB/s); comparing a token slot's head and length with one
-//!     test (the compiler already did).
-//!   * `encode_files` from Python, fresh process per row, passes 1 / 2 / 3 in MB/s, main's
-//!     build, this one and gigatoken taken in turn (2 rounds; the 2-core machine is shared and
-//!     noisy, so read ranges). 100 MB of `make_corpus.py`'s mix, 1 thread: main 43-60 / 47-65
-//!     / 60-73, now 66-82 / 100-118 / 87-120, gigatoken 50-65 / 140-235 / 150-192; 2 threads:
-//!     main 114-126 / 118-128 / 105-144, now 135-147 / 126-219 / 165-225, gigatoken 70-110 /
-//!     126-249 / 255-330. 19 MB (15 MB prose, 1.2 MB source, 3 MB multilingual), 1 thread:
-//!     main 71-75 / 103-116, now 87-99 / 136-145, gigatoken 37-45 / 183-284; 2 threads: main
-//!     87-108 / 184-188, now 126-135 / 158-177, gigatoken 45-50 / 332-349.
-//!   * where that leaves it (3 MB mix under cachegrind, warm pass): 112.6 M instructions and
-//!     1.37 M mispredicted branches (from 127.5 M and 1.64 M), against gigatoken's 97 M and
-//!     0.15 M: what is left is mostly the per-piece branches of the scanner, which gigatoken
-//!     avoids by finding piece boundaries 64 bytes at a time with bit masks. That is the next
-//!     step, and a large one (every preset's rules as mask algebra, exact at block edges).
-//!
-//!   cachegrind, warm pass (`rust/examples/warm.rs`) for the first three: 2 MB prose 83.6 M -> 79.2 M
-//!   instructions (mispredicts 1.08 M -> 0.84 M), 1.2 MB source 20.8 M -> 19.9 M, 0.5 MB
-//!   multilingual 22.5 M -> 21.6 M. Wall clock, best of alternating runs on the noisy 2-core
-//!   machine: 3 MB mix 160 -> 179 MB/s; 19 MB mix 105 -> 169 MB/s (the cache now holds it).
-//! - The warm path, third round (issue 11): o200k's piece boundaries 64 bytes at a time
-//!   (`pretok/masks.rs`): SSE2 classifies a window into bit masks, the piece starts of pure
-//!   ASCII come out of mask algebra, and `trailing_zeros` hands them out; the scalar scanner
-//!   takes the pieces the masks do not decide (non-ASCII bytes, and three rare ASCII cases).
-//!   The per-piece hot path (`encode_piece_at`) is unchanged. cachegrind, one warm pass
-//!   (`rust/examples/warm.rs`, run with 3 passes minus 2), 3 MB slice of the 100 MB bench mix:
-//!   118.0 M -> 90.6 M instructions, 1.43 M -> 0.64 M mispredicted branches; 1 MB of
-//!   `make_corpus.py`'s multilingual text: 39.9 M -> 43.6 M instructions (a window stopped by
-//!   the first non-ASCII byte is classified for nothing; the first cut was 56.2 M, before the
-//!   scanner kept going alone while non-ASCII bytes are near), 0.48 M -> 0.40 M mispredicts.
-//!   Classifying with AVX2 where the CPU has it (runtime check; two 32-byte loads instead of
-//!   four of 16): 3 MB 90.6 M -> 83.0 M, multilingual 43.6 M -> 41.1 M. gigatoken 0.10.0 on
-//!   the same 3 MB, same count (Python process, 3 passes minus 2): 106.0 M instructions,
-//!   0.28 M mispredicts (we: 0.63 M; what is left of ours is mostly in the token-table probe
-//!   and the pieces that are not one token).
-//!   The same windows for cl100k (its rules differ in four places, `pretok/masks.rs`), which
-//!   had no ASCII fast path: 3 MB mix warm pass 130.3 M -> 81.3 M instructions, 1.58 M ->
-//!   0.62 M mispredicts; 1 MB multilingual 43.5 M -> 40.3 M, 0.51 M -> 0.41 M.
-//!   Wall clock, o200k, `encode_files` from Python, fresh process per row, passes 1 / 2 / 3 in
-//!   MB/s, the build before this round, this one and gigatoken in turn (noisy 2-core machine,
-//!   read ranges). 20 MB slice of the 100 MB mix, 1 thread, 5 rounds: before 39-61 / 96-129 /
-//!   120-153, now 55-67 / 121-147 / 155-170, gigatoken 20-37 / 140-177 / 150-182; 2 threads,
-//!   5 rounds: before 72-93 / 118-226 / 134-247, now 74-87 / 167-280 / 125-305, gigatoken
-//!   41-50 / 164-252 / 220-446. 100 MB mix, 2 rounds, 1 thread: before 69-73 / 108-110 /
-//!   102-114, now 71-75 / 102-123 / 103-124, gigatoken 67-81 / 160-244 / 183-245; 2 threads:
-//!   before 113-130 / 170-198 / 178-204, now 107-142 / 138-181 / 195-251, gigatoken 102-111 /
-//!   208-241 / 415-486. So at 20 MB the warm pass is now near gigatoken's on one thread
-//!   (0.9-1.0x), but at 100 MB it is not (0.5-0.7x): there the scanner is no longer what limits us (`warm.rs` alone,
-//!   100 MB, passes 2 / 3: before 118-130 / 134-137, now 160-164 / 152-160 MB/s). A `perf`
-//!   profile of 3 passes of `encode_files` over 100 MB (1 thread): `walk` (scanner and the
-//!   inlined token probe) 23 %, `encode_piece_at_slow` 18 %, `encode_by_merges` 9 %, the
-//!   piece cache 5 %, page faults of fresh output buffers ~6 %, `from_utf8` 2 %, the window
-//!   classification 2 %, and 3 % in OpenBLAS's `blas_thread_server` (numpy's BLAS threads
-//!   spinning beside ours).
-//! - The warm path, fourth round (issue 11): the piece cache shared by all threads, and large
-//!   enough for a large corpus. Counted on 262 MB of `make_corpus.py --mb 250` (55.7 M pieces,
-//!   6.5 M of them not one token, 842 k distinct such pieces: 478 k of up to 16 bytes and 3 ids,
-//!   5.7 M occurrences; 365 k others, 0.8 M occurrences; half of all distinct ones seen once):
-//!   with the per-thread shards of two generations (short tables of 3 x 2^17 entries, arena
-//!   tables of 2^17), `warm.rs`'s second to fourth passes still re-merged 170-215 k short pieces
-//!   and 272 k of the others, nearly the 284 k of the cold pass: two generations smaller than
-//!   the set of pieces behave like LRU on a cyclic scan. Now (`short.rs`, `cache.rs`): one
-//!   set-associative table of 2^20 slots (4 ways, 32 MiB) for the short pieces, read without
-//!   locks under a per-slot sequence word, and 64 stripes of arena tables (each behind a lock,
-//!   two generations of 2^13 entries) for the others. Warm passes re-merge 32 k short pieces
-//!   and 1.7 k others (pieces of 128 bytes or more are never cached), and `warm.rs` (one
-//!   thread) runs its warm passes at 140-154 MB/s, from 94-98 (same machine, minutes apart).
-//!   Sizes tried: 2^19 short slots left 184 k misses a pass (121-132 MB/s); 64 stripes of 2^12
-//!   entries left 84-143 k misses of long pieces (130-141 MB/s). Sharing also means threads
-//!   no longer each pay the cold misses of every piece, nor each hold the hot ones.
-//!   What a cold pass spends now (`perf`, one pass of `warm.rs`): `encode_by_merges` 22 %, and
-//!   in `encode_piece_at_slow` (21 %) mostly two loads that miss to memory: the short table's
-//!   bucket (half of it) and the 9-to-16-byte token table's slot (a third).
-//!   Tried and dropped: prefetching the short table's bucket before probing the 9-to-16-byte
-//!   token table (the two loads are independent): the cold pass was slower in 5 of 5
-//!   alternating `warm.rs` runs (87/97/83/77/72 against 78/88/80/73/69 MB/s), warm passes no
-//!   different; the short table in transparent huge pages (`madvise`; the kernel gave half of it
-//!   huge pages): warm passes averaged 247 against 241 MB/s over two passes in six alternating
-//!   runs, inside the noise; a small per-thread table of the last short pieces (2^14 slots,
-//!   direct-mapped, 512 KiB) in front of the shared one: cachegrind (30 MB, two passes, an
-//!   8 MiB last-level cache) counted 2 % more instructions and 1.8 % more last-level misses
-//!   (the hot pieces' buckets stay in the last-level cache anyway; what misses is the long
-//!   tail); buckets of 2 ways in one cache line rather than 4 in two: 2.7 % fewer last-level
-//!   misses in the same count, no difference in three alternating wall-clock runs.
-//! - The warm path, fifth round (issue 11): GPT-2's / r50k_base's piece boundaries by the same
-//!   64-byte mask windows (`pretok/masks_gpt2.rs`). cachegrind, one warm pass of `warm.rs`
-//!   (3 passes minus 2): 3 MB of the bench mix 147.9 M -> 98.3 M instructions, 2.05 M -> 0.80 M
-//!   mispredicted branches; 1 MB multilingual 50.7 M -> 45.8 M; o200k and cl100k +0.4 % (the
-//!   window loop now shared by the three).
-//! - The warm path, sixth round (issue 11): lookups that no longer wait on memory one after the
-//!   other. `perf` of `warm.rs` (o200k, 10 MB of the bench mix, 25 passes, one thread) put 52 %
-//!   of the inlined hot loop's samples on the load of the token table's slot, and 54 % / 31 %
-//!   of `encode_piece_at_slow`'s on the short cache's bucket / the 9-to-16-byte token's slot:
-//!   the 32 MiB short table, the 4 MiB token table and the text do not fit the last-level cache
-//!   together, and each lookup waited for the one before it. Now `encode_chunk` queues each
-//!   piece (`Queue`, `Bpe::ahead`): its words and hash are computed when the scanner hands it
-//!   out, its token slot and its short-cache bucket are prefetched, and it is looked up
-//!   `AHEAD` (16) pieces later. `warm.rs`, 60 MB of the mix, 3 passes, fresh process per row,
-//!   builds alternating, medians of first / warm passes in MB/s of CPU time (8 rounds):
-//!   before 70.8 / 138.4; 8 ahead, token slot only 82.1 / 140.2; 8 ahead with the cache bucket
-//!   83.0 / 158.7; 16 ahead with it 82.8 / 164.1 (6 more rounds: 16 ahead 76.3 / 158.3, 32
-//!   ahead 79.8 / 149.2, 8 ahead 79.6 / 149.6). The committed form, 6 rounds: before 81.5 /
-//!   142.8, now 93.2 / 166.5; on the whole 262 MB, 2 rounds: 76.6 / 112.5 -> 90.1 / 157.2.
-//!   Two earlier tries at this (the third round's notes) failed where this works: they
-//!   prefetched in batches of 32 with a second pass over the batch (more instructions and
-//!   branches), and the scalar scanner then cost more than the misses it could hide.
-//!   What is left: `perf` now puts the hot loop's samples right after the prefetches (a
-//!   prefetch that misses the TLB may wait for its page walk: 4 KiB pages over 36 MiB of
-//!   tables), and cachegrind counts 0.66 M mispredicted branches in a warm pass over 3 MB of
-//!   the mix (667 k pieces): the token table's probe loop 160 k, the 9-to-16-byte table's
-//!   100 k, the length tests of `ahead` / `encode_ahead` 165 k, the window loop 61 k.
-//!   Tried and dropped in this round (cachegrind on those 3 MB, warm pass = 3 passes minus 2,
-//!   before 132.0 M instructions and 660 k mispredicts; wall clock from `warm.rs` in turn):
-//!   * the token table in groups of four slots (one cache line, 64-byte aligned), probed
-//!     from the group's first slot with the four compared without a branch each: 173.7 M
-//!     instructions and 717 k mispredicts (the inlined loop grew by 45 M);
-//!   * the words of a piece masked by shifts instead of the branch on `len > 8`: 139.1 M and
-//!     676 k;
-//!   * pieces of 17 to 127 bytes hashed in `ahead` too, with the token slot and the cache
-//!     stripe's lock prefetched: warm medians 136.8 against 136.7 MB/s (60 MB, 6 rounds), and
-//!     112.3 against 110.0 on 30 MB of the multilingual text, where such pieces hold 28 % of
-//!     the bytes (5 rounds). `perf` there puts `CacheTable::get`'s time on the slot's load
-//!     (55 %) and the arena key's (27 %), and `encode_piece_slow`'s on the token table's
-//!     slot: three dependent misses, of which the slot and the key cannot be asked for
-//!     ahead while the stripe's tables move under its lock;
-//!   * the short table in transparent huge pages (`madvise`; the kernel backed it with 16 of
-//!     them): 164.5 -> 169.8 MB/s on 60 MB (8 rounds), 148.3 -> 149.7 on 262 MB (4 rounds),
-//!     inside the noise, as in the fourth round.
-//! - Many threads, seventh round (issue 11): `perf` of `encode-corpus` at 2 threads on the 262 MB
-//!   mix put 3-4 % of its samples in TLB shootdowns from `PieceCache::insert` (`do_wp_page`,
-//!   `flush_tlb_mm_range`, `x2apic_send_IPI`): a lookup that misses first maps a page of the
-//!   short table to the kernel's zero page, and the insert that follows replaces it, which
-//!   interrupts every other core running the process. A call with 1 MiB of text or more now
-//!   maps the table's pages first (`POPULATE_BYTES`, `ShortTable::populate`; the stripes'
-//!   slot arrays are written when made). Four alternating pairs: system time 0.36-0.39 ->
-//!   0.21-0.28 s, page faults 69 k -> 51 k. Tried and dropped in this round:
-//!   * the short table at 2^18 slots (8 MiB, a quarter): a first pass over 30 MB of the
-//!     multilingual text 43.2 -> 46.4 MB/s (less of the last-level cache taken from the pair
-//!     table), warm passes 106.3 -> 93.9 (5 rounds each, medians);
-//!   * two batches encoded at once in `encode-corpus` (two `BatchEncoder`s into one pool),
-//!     so that a thread done with a batch's last chunks starts on the next one: the idle
-//!     stretches between batches were gone (`perf -a`), but over 8 alternating runs the
-//!     process spent more CPU (median 3.11 against 2.92 s) and ran no faster (158 against 162
-//!     MB/s).
-//! - The warm path, eighth round (issue 11): multilingual text. `encode_files` on one thread,
-//!   30 MB of each kind of the bench corpus, second passes against gigatoken's: prose 169.8
-//!   against 186.7 MB/s, code 152.3 against 132.3, multilingual 67.6 against 102.2, the gap.
-//!   `perf` of warm passes of `warm.rs` over the multilingual 30 MB put 16 % in
-//!   `CacheTable::get` and 10 % in `encode_piece_slow`: pieces of more than 16 bytes (6 % of
-//!   the pieces; a Cyrillic or Greek word is two bytes a letter) were found under a stripe's
-//!   lock, through its slot array, then its arena, none of it asked for ahead. Pieces of 17 to
-//!   32 bytes with up to 7 ids (92 % of the 17-to-32-byte pieces there) now have a table like
-//!   the short one (`inline::Medium`, one 64-byte slot each, 16 MiB), hashed and asked for in
-//!   `ahead` like short pieces. Alternating `warm.rs` runs, warm medians in MB/s of CPU time:
-//!   multilingual 99.0 -> 107.4 (6 rounds), and 96.9 -> 102.0 (8 rounds) with those pieces'
-//!   hashing moved out of the scanner's loop (`ahead_long`); prose 202.9 -> 201.7 (8 rounds,
-//!   no change). cachegrind (8 MB of the multilingual text, a simulated 8 MiB last-level
-//!   cache, one warm pass) counts the same instructions and last-level misses before and
-//!   after (409 M / 469 k, 411 M / 473 k; it ignores prefetches): the gain is the misses
-//!   asked for ahead. Buckets of 2 slots left 3.6 k pieces a warm pass to merge again (cyclic
-//!   evictions; 250 before), 4 slots 700.
-//!   Tried and dropped: a third table for pieces of 33 to 64 bytes with up to 15 ids (two
-//!   cache lines a slot, 8 MiB): warm medians 94.7 -> 88.4 and 101.8 -> 90.9 MB/s (6 rounds
-//!   each), 90.2 -> 82.4 with its hashing out of line; those pieces (1.2 % of the pieces) have
-//!   9 to 15 ids, and reading two lines per way cost more than the stripe's lookup saved.
-//!   Also dropped: going back from the scalar scanner to 64-byte windows only after 8, 16 or
-//!   32 ASCII bytes rather than 3 (the scanner alone on the multilingual 30 MB, best of 5, three
-//!   rounds: 467-488 MB/s with 3, 488-499 with 8, 383-498 with 16, 351-471 with 32); and
-//!   a piece that finds its inline bucket full replacing a slot only once in 8 times (so that
-//!   a bucket wanted by more pieces than its ways keeps some of them rather than cycling): the
-//!   warm passes over the 262 MB mix still merged 33-35 k evicted pieces, against 38-39 k
-//!   (`warm.rs` with a counter); what is left is buckets with more pieces than ways. Short
-//!   buckets of 8 slots (256 bytes; a lookup stopping at the first empty slot) did keep them,
-//!   12.1 k merges a warm pass against 38.9 k, of which 6.1 k are pieces of 128 bytes or more
-//!   that are never cached; but 4 alternating rounds on the mix gave warm medians of 122.2
-//!   against 128.1 MB/s: the 27 k merges saved are about 1 % of a pass, inside the noise.
-//!   Caching pieces of 128 to 255 bytes too (the stripes' slots allow 255): warm passes over
-//!   the mix merged 4.4 k pieces of more than 16 bytes against 6.1 k, not worth the arena room.
-//! - What gigatoken's warm figure measures (issue 11, ninth round: no code changed). A fresh
-//!   process per row, `encode_files` on one thread (gigatoken with `RAYON_NUM_THREADS=1`, its
-//!   CPU time equal to its wall time), the 262 MB mix cut in two halves A and B at a newline,
-//!   MB/s, two rounds: A then B gave gigatoken 54.7 / 84.6 and 70.7 / 108.4, bytepair 70.7 /
-//!   97.3 and 80.8 / 85.3 on B (in three later rounds of the bench's "unseen" rows, medians
-//!   101.5 against 87.8 MB/s: on text not seen before gigatoken was ahead by 1.16x, on the
-//!   whole file a second time by 1.8x and 2.2x, 236.4 / 251.1 against 133.4 / 114.7); B a
-//!   second time: gigatoken 147.6 and 254.9,
-//!   bytepair 144.6 and 136.8. Encoding B, then B with its lines shuffled (the same
-//!   lines, in another order): gigatoken 155.0 / 225.6 on the shuffled lines, bytepair 117.6 /
-//!   105.1; then B with each line's words rotated (mostly the same pieces, other lines): gigatoken
-//!   117.8 / 105.0, bytepair 91.5 / 89.8. So gigatoken keeps whole lines (or runs of pieces) and
-//!   their ids: its second pass over a file is fast because the file's lines come again, not
-//!   because its pieces do. A long run over a corpus sees each text once; there a span cache
-//!   pays only for repeated lines. Counted on the mix (unbounded set, first pass): lines already
-//!   seen hold 31 % of the bytes; spans between independent cuts (what a span cache could key
-//!   on and stay exact) 20 % (prose 33 %, code 8 %, multilingual 15 %), and the distinct spans
-//!   hold 209 MB of text, so a bounded cache would keep only part of them. A prototype (an
-//!   example kept out of the tree): the text cut at the independent cuts after newlines, each
-//!   span encoded by its own `encode_ordinary_into`, spans seen twice kept in a hash map
-//!   (whole key compared). CPU MB/s over A then B, two rounds in turn: whole text 81.1 / 83.1
-//!   and 81.6 / 80.4; spans without the cache 65.0 / 67.1 and 58.8 / 65.0 (each span restarts
-//!   the prefetching queue); spans with it 54.1 / 59.9 and 57.4 / 65.4, hitting 13.4 % and
-//!   18.4 % of the bytes. A second form encoded the spans that miss in runs, one call per run,
-//!   and alone only a span seen once before (then kept): B after A 68.1 / 75.3 against the
-//!   whole text's 75.9 / 95.6 in turn. Half the spans are repeats, so the runs are short (520 k
-//!   hits in B, each breaking a run) and the repeats short too (about 50 bytes, 10 pieces): a
-//!   hit saves a few hundred ns, at most about a tenth of a pass, and only a walk that could
-//!   skip a span without restarting the scanner and the queue would keep it. Not built. The bench now also reports "unseen" (`bench/bench_corpus.py`: the
-//!   first half encoded, the second timed), the steady state of a long run, beside the
-//!   same-file "warm" pass.
+//! The design, in the order a piece meets it. Every table is sized with the last-level cache
+//! in mind: past it, each lookup waits on memory, so size is speed here.
+//! - Whole-piece lookup is most of the work on prose and code (about 90 % of pieces are one
+//!   token). `TokenTable`'s slots hold a token's first 8 bytes, its length and its id, so a
+//!   piece of up to 8 bytes is found with one hash of one word and one slot compare, without
+//!   following a pointer to the key; tokens of 9 to 16 bytes have a table of their own whose
+//!   slots hold both words (`tokens16`). A piece's words are loaded from the text where it
+//!   lies, masked to its length.
+//! - A piece that is not one token is looked up in the piece cache (`PieceCache`: `cache`,
+//!   `inline`), keyed by the hash already computed: one table of fixed size shared by all
+//!   threads, so memory stays bounded whatever the text and a piece is merged about once.
+//! - Merges: the first round is over single bytes, so all byte pairs sit in a flat 64 Ki table
+//!   (`byte_pairs`); later pairs use `PairTable`, open addressing behind a 2-bit Bloom filter
+//!   (most lookups find no merge). A `Merge` is priority and result in one u64 with the low
+//!   byte free for a position, so "lowest priority, leftmost" is one compare and the merge
+//!   needs no second lookup. A rank model's table holds one pair per token, the last merge of
+//!   its own bytes (`Bpe::last_merge` explains why no other pair is ever merged).
+//! - Short pieces (under `LONG_PIECE` bytes) keep their tokens in place on stack arrays linked
+//!   to their neighbours, so a merge moves nothing; the scan for the lowest pair keeps four
+//!   running minima, and pieces of 17 bytes or more also keep the minimum of each group of 8
+//!   positions, so a merge rescans one or two groups rather than every position.
+//! - Long pieces of monotone models (checked once at load) hand out all pairs of the lowest
+//!   priority at once and merge them in one pass, O(n) (`long`, which proves it); other models
+//!   use nodes of u32 links and a four-ary heap of packed (priority, position), O(n log n).
+//! - The walk over a text (`walk`, `encode_chunk`): the pre-tokenizer finds piece boundaries 64
+//!   bytes at a time with bit masks (`text/pretok/masks.rs`) and hands each piece out as a
+//!   place in the text; the piece is queued (`Queue`, `Bpe::ahead`) with its token slot and
+//!   cache bucket prefetched, and looked up `AHEAD` pieces later, so that lookups do not wait
+//!   on memory one after the other. The common case (1 to 8 bytes, one token) is inlined into
+//!   that loop (`encode_ahead`), everything else is out of line (`encode_ahead_slow`).
+//! - A call with `POPULATE_BYTES` of text or more maps the piece cache's short table first:
+//!   left alone, a page first read by a lookup that misses is the kernel's shared zero page,
+//!   and the insert that replaces it makes the kernel flush it from every core's TLB.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
 //!   where every preset pattern ends a piece on its own, and where no special token straddles),
 //!   so the ids do not depend on the chunking nor on the number of threads.
+//!
+//! What was measured and tried: NOTES.md beside this file (the rounds of profiles, their
+//! figures, and what was dropped); throughput against peers in bench/README.md.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -384,13 +66,13 @@ use crate::text::pretok::Pretokenizer;
 pub use crate::Rank;
 pub use cache::PieceCache;
 
-// Long pieces of monotone models in linear time (issue 13).
+// Long pieces of monotone models in linear time.
 mod long;
-// The piece cache, shared by threads (issue 11).
+// The piece cache, shared by threads.
 mod cache;
-// The piece cache's inline tables for pieces of up to 32 bytes (issue 11).
+// The piece cache's inline tables for pieces of up to 32 bytes.
 mod inline;
-// The tokens of 9 to 16 bytes, found by two words (issue 11).
+// The tokens of 9 to 16 bytes, found by two words.
 mod tokens16;
 
 /// Pieces of at least this many bytes take the heap path (and are not cached).
@@ -549,7 +231,7 @@ fn hash_words32(w: &[u64; 4], len: usize) -> u64 {
 }
 
 /// The words of `text[at..at + len]` (`len` in 1..=16), loaded straight from the text when
-/// 16 bytes are there to load, and masked to the piece (issue 11: no per-length branches).
+/// 16 bytes are there to load, and masked to the piece (no per-length branches).
 #[inline(always)]
 fn words_at(text: &[u8], at: usize, len: usize) -> (u64, u64) {
     match text.get(at..at + 16) {
@@ -597,7 +279,7 @@ pub(crate) struct Ahead {
 /// The pieces `encode_chunk` has found and not yet encoded. Each is queued by `Bpe::ahead`,
 /// which asks for the table slots it will be looked up in, and encoded `AHEAD` pieces later,
 /// when they have had time to arrive: the lookups of a warm pass otherwise wait on memory one
-/// after the other (see the notes at the top, sixth round).
+/// after the other (see `bpe/NOTES.md`, sixth round).
 struct Queue {
     items: [Ahead; AHEAD],
     pushed: usize,
@@ -1225,7 +907,7 @@ impl Bpe {
     }
 
     /// `from_ranks`, and the merges it found on the way: what `rank_merges` would return
-    /// (interop, issue 9: a Hugging Face file's merges are checked against them for free).
+    /// (interop: a Hugging Face file's merges are checked against them for free).
     pub fn from_ranks_with_merges(ranks: Vec<(Rank, Vec<u8>)>) -> Result<(Self, RankMerges)> {
         if let Some(&(rank, _)) = ranks.iter().find(|(r, _)| *r as u64 >= PRIORITY_BOUND) {
             return Err(Error::Vocab(format!(
@@ -1340,7 +1022,7 @@ impl Bpe {
         last
     }
 
-    /// A rank model read as a merge list (interop, issue 9): for each token of two or more
+    /// A rank model read as a merge list (interop): for each token of two or more
     /// bytes, the last merge of its own bytes (see `last_merge`), as (left, right, token), in id
     /// order. Tokens that merges cannot make from their bytes are left out. Merges in this
     /// order encode every text as the ranks do, since the ranks only ever use these pairs.
@@ -1410,7 +1092,7 @@ impl Bpe {
     /// Appends the ids of one piece to `out`, looking up and filling `cache` for pieces that are
     /// not one token.
     ///
-    /// The warm path (issue 11): a piece of 1 to 8 bytes that is one token (most pieces) is
+    /// The warm path: a piece of 1 to 8 bytes that is one token (most pieces) is
     /// hashed from its one head word, probed and pushed here, inlined into the caller's loop;
     /// everything else goes to `encode_piece_slow`, out of line, so that the common case keeps
     /// its registers (an out-of-line call for every piece saved and restored six of them).
@@ -2493,7 +2175,7 @@ mod tests {
 
     #[test]
     fn piece_cache_compares_every_byte_of_the_key() {
-        // Same hash, same length, one byte different anywhere: never a hit (issue 11's key
+        // Same hash, same length, one byte different anywhere: never a hit (the key
         // compare takes the first 8 bytes from the head word, the rest 4 at a time).
         for len in 1..=40usize {
             let piece: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();

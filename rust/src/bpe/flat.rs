@@ -2,7 +2,7 @@
 //! document offsets: what `encode_batch_numpy`, `encode_files` and corpus encoding return,
 //! without a Python object per token.
 //!
-//! How the work is shared (performance notes):
+//! How the work is shared:
 //! - Texts are cut into pieces of work by `Encoder::work` (large texts at independent cuts only,
 //!   so the ids never depend on the number of threads), and consecutive pieces gathered into
 //!   groups of about a chunk's size (one group on one thread). Each group is encoded on its own
@@ -13,17 +13,18 @@
 //! - Only then are the sizes known: a prefix sum gives each piece its place in the output, and
 //!   the groups are copied (narrowed to u16 when asked) into disjoint slices of the output in
 //!   parallel. There is no ordering step that runs on one thread, and the output is written
-//!   once, straight into the buffer Python will own (`py.rs` fills a `bytes` object in place).
+//!   once, straight into the buffer Python will own (`py/` fills a `bytes` object in place).
 //! - The piece cache is the encoder's (`PieceCache`, `encode/cache.rs`): one cache shared by
 //!   all threads, of fixed size, that outlives the call. A long run over a corpus therefore
 //!   keeps it warm across batches and across threads, which is the steady state of Zipfian
-//!   text; 262 MB of the bench mix has 842 k distinct pieces that are not one token, and a
-//!   second pass re-merges 34 k of them (the per-thread shards before it: 440-490 k).
+//!   text.
 //! - Files are read in batches of byte ranges cut where the ids do not change (8 MiB per
 //!   thread, `Encoder::encode_files`), into buffers reused from batch to batch, on all threads
 //!   (`io/ranges.rs`), checked as UTF-8 (the first bad byte is named with its offset in the
 //!   file), or repaired with U+FFFD as Python's `errors="replace"` does (the same
 //!   maximal-subpart rule), counting the replacements.
+//!
+//! What was measured: NOTES.md beside this file.
 
 use std::mem::MaybeUninit;
 
@@ -189,7 +190,7 @@ impl Parts {
 /// Buffers that a long run of batches (corpus encoding) reuses from one batch to the next:
 /// the texts of file ranges read in Rust and the id buffers of the groups of work. Allocating
 /// them anew for each batch left glibc's heap with holes of every size, so that peak RSS grew
-/// with the corpus (issue 11); reused, each keeps the capacity of the largest batch so far.
+/// with the corpus; reused, each keeps the capacity of the largest batch so far.
 #[derive(Debug, Default)]
 pub struct Scratch {
     pub texts: Vec<String>,

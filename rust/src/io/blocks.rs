@@ -1,5 +1,5 @@
 //! Streaming a file in blocks for the counters (BPE's `count.rs`, WordPiece's
-//! `wordpiece_train.rs`): each block is handed to the counter, which uses the longest prefix that
+//! `wordpiece/train.rs`): each block is handed to the counter, which uses the longest prefix that
 //! ends where its text may be cut and leaves the rest to be read on with the next block, so memory
 //! stays at about one block whatever the file's size.
 

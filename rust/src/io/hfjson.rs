@@ -1,6 +1,6 @@
 //! A fast reader for the bulk of a Hugging Face `tokenizer.json`: the BPE model's `vocab`
 //! (`{string: id}`) and `merges` (`["a", "b"]` pairs or `"a b"` strings), read in one pass
-//! over the document without making a Python object per entry (issue 9).
+//! over the document without making a Python object per entry.
 //!
 //! The Python reader (`bytepair.formats.hf`) owns the format and names every error. Like
 //! `ranks`, this reader accepts only what it can prove the Python reader accepts with the same

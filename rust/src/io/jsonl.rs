@@ -1,5 +1,5 @@
-//! The text field of JSON lines, read in Rust for corpus encoding (issue 11): Python's `json`
-//! on one reading thread capped `encode-corpus` on `.jsonl` near 110 MB/s.
+//! The text field of JSON lines, read in Rust for corpus encoding: Python's `json`, on the one
+//! thread that reads, capped `encode-corpus` on `.jsonl` (figures: NOTES.md beside this file).
 //!
 //! The contract is narrow on purpose: `texts` takes the lines this parser is sure of -- valid
 //! UTF-8, blank, or one strict-JSON object with the field as a string -- and stops at the first
@@ -10,7 +10,7 @@
 //! (which Python keeps, and the encoder then replaces) made U+FFFD here.
 //!
 //! Corpus encoding takes the documents as one buffer (`block`), not a `String` each, and hands
-//! it to the encoder as it is (`py.rs`, `TextBlock`). Strings are read a run at a time: the
+//! it to the encoder as it is (`py/`, `TextBlock`). Strings are read a run at a time: the
 //! next quote or backslash found with `memchr2`, the run checked for control characters by a
 //! loop the compiler vectorizes; values other than the field are checked, not copied.
 

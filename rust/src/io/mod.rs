@@ -1,6 +1,7 @@
 //! Readers that feed the models: Hugging Face `tokenizer.json` (`hfjson`), the text field of
 //! JSON lines (`jsonl`), piece counts packed into one byte string (`packed`), files read in
-//! blocks (`blocks`) and byte ranges of files read and checked as UTF-8 (`ranges`).
+//! blocks (`blocks`) and byte ranges of files read and checked as UTF-8 (`ranges`). What was
+//! measured: `NOTES.md` here.
 
 pub mod blocks;
 pub mod hfjson;

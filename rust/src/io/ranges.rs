@@ -1,20 +1,20 @@
 //! Reading byte ranges of files as checked UTF-8 text, on all threads: what `encode_files` and
 //! corpus encoding read before they encode.
 //!
-//! Why ranges are split (issue 11): a batch of `encode_files` was one range of 8 MiB per
-//! thread, read and checked by one thread while the others waited. `perf` put the read's copy
-//! and the UTF-8 check at 2.9 % of a 2-thread run's samples on the 262 MB bench mix (about 2.6
-//! GB/s on one core); with 16 threads and a 128 MiB range per batch that serial step would be a
-//! third of the encoding's time. Now every range is cut into pieces of at least `MIN_PIECE`, each
-//! read by its own thread (its own file handle, a seek, reads until the piece is full) into its
-//! place in the range's buffer; then each piece is checked on its own, from the first character
-//! that starts in it to the first that starts in the next.
+//! Why ranges are split: a batch of `encode_files` was one range of 8 MiB per thread, read and
+//! checked by one thread while the others waited, a serial step that grows with the number of
+//! threads. Now every range is cut into pieces of at least `MIN_PIECE`, each read by its own thread
+//! (its own file handle, a seek, reads until the piece is full) into its place in the range's
+//! buffer; then each piece is checked on its own, from the first character that starts in it to the
+//! first that starts in the next.
 //!
 //! Exactness: cut points move forward (at most 3 bytes) to a byte that is not a UTF-8
 //! continuation byte, so in valid text every span starts and ends on a character boundary and
 //! valid spans make valid text; text with a bad byte anywhere is checked again whole, as before,
 //! so the offset an error names and what `replace` does never depend on the cuts. A range whose
 //! file got shorter while it was read is read again whole.
+//!
+//! What was measured: NOTES.md beside this file.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -1,6 +1,7 @@
 //! The text pipeline before a model sees it: pre-tokenization (`pretok`: the pattern presets
 //! as hand-written scanners, a regex fallback for custom patterns) and the Unicode class
-//! tables the scanners read (`unicode_tables`, generated).
+//! tables the scanners read (`unicode_tables`, generated). What was measured and tried:
+//! `NOTES.md` here.
 
 pub mod pretok;
 #[rustfmt::skip]

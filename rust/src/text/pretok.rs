@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 
 use super::unicode_tables as tables;
 
-// Piece boundaries of the three presets 64 bytes at a time (issue 11).
+// Piece boundaries of the three presets 64 bytes at a time.
 mod masks;
 
 /// GPT-2 / r50k_base.
@@ -178,8 +178,8 @@ impl Pretokenizer {
     }
 
     /// `try_for_each_piece` handing out the pieces as bytes. The presets skip the two
-    /// character-boundary checks of slicing a `str` per piece (the encoder's warm path, issue
-    /// 11: their scanners end pieces on boundaries only, which `scan` asserts in debug builds).
+    /// character-boundary checks of slicing a `str` per piece (the encoder's warm path: their
+    /// scanners end pieces on boundaries only, which `scan` asserts in debug builds).
     #[inline]
     pub fn try_for_each_piece_bytes<'t, B>(
         &self,
@@ -630,7 +630,7 @@ fn o200k_suffix(b: &[u8], end: usize) -> usize {
     end
 }
 
-/// `next_o200k` for the common ASCII pieces (issue 11): a word with or without its one-byte
+/// `next_o200k` for the common ASCII pieces: a word with or without its one-byte
 /// prefix (` the`, `Hello`, `.x`), up to 3 digits, a newline before a non-space, and runs of
 /// punctuation. The bytes are classified with plain compares and the `ASCII` table, without
 /// decoding; a run that stops at a non-ASCII byte (which may continue it: a letter, a mark, a
@@ -1252,7 +1252,7 @@ mod tests {
         }
     }
 
-    /// The ASCII fast paths (issue 11): lowercase runs of every length around the 8-byte
+    /// The ASCII fast paths: lowercase runs of every length around the 8-byte
     /// steps of `lower_run`, next to non-ASCII letters, marks and digits that continue or end
     /// them, contractions, digits and punctuation; and the byte-level walk the encoder uses
     /// gives the same pieces as the `str` one.

@@ -21,60 +21,38 @@
 //! the whole word when some rest has no such token or the word has more than
 //! `max_input_chars_per_word` characters.
 //!
-//! Cost (the "equivalent you prove" of the brief, and what it is not): the vocabulary is one byte
-//! trie; the continuation tokens hang under the node of `##`. From position p the walk follows
-//! the trie from the right root as long as the word's bytes allow, remembering the last node
-//! that ends a token; that token is the longest match (every token that is a prefix of the rest
-//! lies on this single path, so the deepest one on it is the longest), and the word goes on
-//! after it. One step reads at most L bytes, L = the longest token of the vocabulary in bytes,
-//! and the match advances by at least one character, so a word of n bytes costs at most n * L
-//! trie steps: linear in the word for a given vocabulary, whatever the limit on its length.
-//! The bound is reached only by a vocabulary built for it (a long token that almost matches
-//! from every position: `test_long_word_where_every_step_walks_far` in
-//! tests/test_wordpiece_encode.py); on real vocabularies most walks stop after a few bytes.
-//! HF's encoder instead tries every end from the longest down, copying each candidate: cubic.
-//! This is not LinMaxMatch (Song et al. 2021), whose failure links remove the factor L; it was
-//! not needed: bench/bench_wordpiece.py measures 160,000 characters at 7.7-8.1x the time of
-//! 20,000 (8x the length), 1.5 ms, where HF takes 1.2-1.5 s for 5,000.
+//! Cost (and what it is not): the vocabulary is one byte trie; the continuation tokens hang under
+//! the node of `##`. From position p the walk follows the trie from the right root as long as the
+//! word's bytes allow, remembering the last node that ends a token; that token is the longest match
+//! (every token that is a prefix of the rest lies on this single path, so the deepest one on it is
+//! the longest), and the word goes on after it. One step reads at most L bytes, L = the longest
+//! token of the vocabulary in bytes, and the match advances by at least one character, so a word of
+//! n bytes costs at most n * L trie steps: linear in the word for a given vocabulary, whatever the
+//! limit on its length. The bound is reached only by a vocabulary built for it (a long token that
+//! almost matches from every position: `test_long_word_where_every_step_walks_far` in
+//! tests/test_wordpiece_encode.py); on real vocabularies most walks stop after a few bytes. HF's
+//! encoder instead tries every end from the longest down, copying each candidate: cubic. This is
+//! not LinMaxMatch (Song et al. 2021), whose failure links remove the factor L; it was not needed
+//! (measured, the time grows as the word's length does: figures in NOTES.md).
 //!
-//! Performance notes. Profiled with perf (`cargo run --release --example wordpiece -- VOCAB.txt
-//! TEXT`, and perf over Python running `encode_batch`) on tinyshakespeare repeated to 4 MB (16k
-//! vocabulary trained by HF on a fifth of it; 11.5k distinct words) and on 8 MB of
-//! bench/corpus/mixed.txt (prose, code, 25 % other scripts; 30,522 vocabulary; 60k distinct
-//! words). Where the time went, and what was done, in order:
+//! How it is made fast (what each choice bought, and what was tried: NOTES.md beside this file):
 //! - Normalization and pre-tokenization are one scanner (`scan`), shared with training's
 //!   `for_each_word`. An ASCII byte costs one look-up in a 128-byte table per option set
 //!   (`ascii_table`: the byte it becomes, or space / punctuation / dropped / general path),
-//!   derived from `normalize_char` itself so the two paths cannot disagree; the old per-byte
-//!   `match` compiled to a jump table (an indirect branch per byte). Offsets (the original
-//!   character of every normalized byte) are tracked only when asked for (`scan::<true>`).
-//! - The word cache (per thread, across calls, for the model that used it last): most of a warm
-//!   pass is looking words up. The first profile's two hottest loads were the boxed slice of a
-//!   cached word's pieces (a pointer chase) and reading back a key just copied byte by byte
-//!   into a stack buffer (a store-forwarding stall, 18 %). Now a cache entry is 16 bytes inline
-//!   (up to three pieces with their ends; more in an arena), keys are packed from overlapping
-//!   loads (`pack`), and words under 16 bytes live in an open-addressing table whose 32-byte
-//!   slot holds key and entry (`ShortTable`), so a hit of the long tail costs one cache miss
-//!   where hashbrown cost two (control bytes, then the slot). That miss is still the hottest
-//!   instruction on the 60k-word corpus (about half of the look-up): the table outgrows L2.
-//! - The trie is 16-byte nodes (children run, dense table, token) and sorted (child, byte)
-//!   runs, dense tables of 256 for nodes of many children; it was a hash map keyed by
-//!   (node, byte), several dependent misses per byte. It matters on first passes (misses).
-//! - Buffers of the word being built live with the cache (a new `Word` per text allocated for
-//!   every short document), and a batch is encoded into one flat buffer of ids, in chunks of
-//!   about 256 KiB of text per thread (`encode_batch_flat`), not one vector per text.
-//! - On the Python side (`py.rs`), lists of ids share one int object per id, and
-//!   `WordPieceTokenizer.encode_batch` pauses the cyclic garbage collector while the lists are
-//!   made. Making the lists costs about a tenth of a one-thread pass. They are made under the
-//!   GIL, one thread at a time, so on several threads `encode_batch_ids` makes the lists of the
-//!   chunks already encoded while the pool encodes the rest (`batch_chunks`, as BPE's pipeline).
-//! - Results (bench/bench_wordpiece.py, one run each, a shared 2-core machine; more runs, two
-//!   threads and the long word in bench/README.md, "WordPiece"): one thread, MB/s
-//!   first / warm, bytepair vs nanotoken vs HF tokenizers: tinyshakespeare 4 MB 89.2 / 118.7 vs
-//!   54.8 / 65.5 vs 1.8 / 2.1; mixed 8 MB 69.0 / 93.7 vs 20.0 / 46.1 vs 2.0 / 2.2. Before this
-//!   work, same machine, same day: tinyshakespeare 42.8 / 61.1 vs 48.5 / 55.9; on mixed only an
-//!   intermediate version was measured (scanner and inline entries, but hashbrown, the hashed
-//!   trie and a vector per text): 44.8 / 53.8 vs 27.5 / 50.8.
+//!   derived from `normalize_char` itself so the two paths cannot disagree. Offsets (the
+//!   original character of every normalized byte) are tracked only when asked for
+//!   (`scan::<true>`).
+//! - A word cache (per thread, across calls, for the model that used it last) answers most
+//!   words of a warm pass. An entry is 16 bytes inline (up to three pieces with their ends; more
+//!   in an arena), keys are packed from overlapping loads (`pack`), and words under 16 bytes
+//!   live in an open-addressing table whose 32-byte slot holds key and entry (`ShortTable`), so
+//!   a hit costs one cache miss.
+//! - The trie is 16-byte nodes (children run, dense table, token) and sorted (child, byte) runs,
+//!   with dense tables of 256 for nodes of many children: few dependent misses per byte.
+//! - A batch is encoded into one flat buffer of ids, in chunks of about 256 KiB of text per
+//!   thread (`encode_batch_flat`), with the buffers of the word being built kept with the cache.
+//!   On the Python side (`py/`), lists of ids share one int object per id and are made while
+//!   the pool encodes the chunks still to come.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;

@@ -28,29 +28,16 @@
 //! count(b), which raises the score of every other pair holding a or b: those pairs are pushed
 //! again with their new score (symbol -> pairs index), so the popped maximum is exact.
 //!
-//! Performance notes (score rule; 4 MB of Shakespeare, vocab 30,522, see bench/README.md):
-//! - Kept: rebuilding the heap from the live values (`pushed`) when stale entries outnumber
-//!   the live ones. Before it the heap held every value every pair ever had (~10^7 entries
-//!   of 48 bytes: 609 MiB peak RSS) and each push/pop walked that many cache lines; after it,
-//!   70 MiB and ~10x less time, the same vocabulary (the order is total, so pops are the
-//!   same). The re-pushes themselves remain (one per pair of a merged token per merge): they
-//!   are what keeps the popped maximum exact.
-//! - Memory (60.9 MB of mixed prose/code/multilingual text, vocab 30,522, each trainer in its
-//!   own process; bench/README.md): peak RSS was 293 MiB (hf) / 345 MiB (score) against HF
-//!   WordPieceTrainer's 258 MiB. Where it went: Python read 4 M-character blocks as `str`
-//!   (4 bytes a character once one CJK character is in the block, plus the UTF-8 copy PyO3
-//!   makes, plus concatenations: +78 MiB just reading), per-batch count maps merged into one,
-//!   and the training summary built a Python list of every (word, count) and encoded it.
-//!   Now: `WordCounter` reads plain files itself in 4 MiB blocks cut after whitespace and
-//!   counts into per-thread shards (`Box<str>` keys); `finish` merges them into `Words`, one
-//!   sorted text buffer plus ends and counts, and the map is gone before the merge loop; the
-//!   words are symbol ids in one buffer (`sym`, `start`, `len`), not a `Vec` each; the HF rule's
-//!   heap entries are 24 bytes (`HfCand`, no u128 denominator) and its word lists move into the
-//!   queue entries as boxed slices instead of being cloned; the summary is `Words::encode_stats`
-//!   in Rust. Result: 112 MiB (hf) / 94 MiB (score), same vocabularies (tests against HF and the
-//!   oracle), of which 38 MiB is the process after `import bytepair` (numpy is 14 of it).
-//! - Not tried for lack of time: a two-level structure (per-symbol scaling of scores) that
-//!   would avoid re-pushing the pairs of a token whose count fell.
+//! Memory and time (what each choice bought: NOTES.md beside this file):
+//! - The heap is rebuilt from the live values (`pushed`) when stale entries outnumber the live
+//!   ones, so it never holds every value every pair ever had; the order is total, so pops are
+//!   the same. The re-pushes themselves remain: they keep the popped maximum exact.
+//! - `WordCounter` reads plain files itself in 4 MiB blocks cut after whitespace and counts
+//!   into per-thread shards; `finish` merges them into `Words`, one sorted text buffer plus ends
+//!   and counts, and the map is gone before the merge loop. Words are symbol ids in one buffer
+//!   (`sym`, `start`, `len`), the HF rule's heap entries are 24 bytes (`HfCand`), its word lists
+//!   move into the queue entries rather than being cloned, and the training summary is made in
+//!   Rust (`Words::encode_stats`).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -1,5 +1,5 @@
-//! The piece cache: piece -> ids for pieces that are not one token (issue 11), shared by all
-//! the threads of an `Encoder`, its memory fixed whatever the text.
+//! The piece cache: piece -> ids for pieces that are not one token, shared by all the threads
+//! of an `Encoder`, its memory fixed whatever the text.
 //!
 //! Pieces of up to 16 bytes with up to 3 ids (almost all of them) are in the `Short` table, and
 //! pieces of 17 to 32 bytes with up to 7 ids in the `Medium` one (`inline.rs`): key and ids
@@ -10,6 +10,8 @@
 //! generations: pieces go into the young one; when it is full, the old one is emptied and
 //! becomes the young one, and a piece found in the old one is copied into the young one, so
 //! pieces in use survive. A table is one u64 slot per entry into an arena of keys and ids.
+//!
+//! Why shared and of fixed size, and the sizes tried: `bpe/NOTES.md` (fourth round).
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 

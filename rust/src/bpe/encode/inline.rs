@@ -1,10 +1,10 @@
-//! The piece cache's tables with key and ids inline (issue 11's warm path), so that a hit reads
-//! one slot and nothing else:
+//! The piece cache's tables with key and ids inline, so that a hit reads one slot and nothing
+//! else:
 //! - `Short`: pieces of 1 to 16 bytes that encode to 1 to 3 ids, in 32-byte slots. About 98 %
 //!   of the pieces that are not one token are such pieces (prose, code and multilingual text).
 //! - `Medium`: pieces of 17 to 32 bytes that encode to 1 to 7 ids, in 64-byte slots (one cache
 //!   line). Multilingual text has many (a Cyrillic or Greek word is two bytes a letter), which
-//!   went to the locked stripes of `cache.rs` before (see encode.rs's notes, eighth round).
+//!   went to the locked stripes of `cache.rs` before (see `bpe/NOTES.md`, eighth round).
 //!
 //! One table of each serves every thread of an `Encoder`. A table is set-associative: a piece
 //! may only live in the 4 slots of the bucket its hash names (two cache lines of short slots,
@@ -23,13 +23,13 @@
 //!   out a slot rewritten to the same `tail` in between). A writer that finds the slot busy or
 //!   loses the swap gives up: the cache changes speed, never ids.
 //!
-//! Why shared, and why this shape (figures in encode.rs's notes): with a table per thread,
-//! every thread paid for the cold misses of every piece (at 16 threads each saw 1/16 of a
-//! corpus, and a third of its distinct pieces), and held its own copy of the hot ones; the
-//! earlier per-thread tables also kept two generations (one emptied when the other filled),
-//! which on a corpus with more distinct pieces than a generation (262 MB of the bench mix: 478
-//! k short pieces that are not one token) behaved like LRU on a cyclic scan and lost a third of
-//! them on every pass.
+//! Why shared, and why this shape (figures in `bpe/NOTES.md`, fourth round): with a table per
+//! thread, every thread paid for the cold misses of every piece (at 16 threads each saw 1/16 of a
+//! corpus, and a third of its distinct pieces), and held its own copy of the hot ones; the earlier
+//! per-thread tables also kept two generations (one emptied when the other filled), which on a
+//! corpus with more distinct pieces than a generation (262 MB of the bench mix: 478 k short pieces
+//! that are not one token) behaved like LRU on a cyclic scan and lost a third of them on every
+//! pass.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 

@@ -37,40 +37,30 @@
 //! again), that merge queues the pair of those two x (`merge_at`). Merging a run itself queues
 //! the pair before it, the first pair of the new run of xx, and the pair after it: R holds for
 //! the new run. The initial pairs keep R the same way (a byte pair inside a run of that byte
-//! is not queued). So 10 MB of one letter queue 3 entries in all, and of spaces 7 (both
-//! encodings), where queueing every pair took 2.8 n and 3.0 n: one letter or spaces cost one
-//! merge per token made and next to no queue traffic.
+//! is not queued). So a long run of one letter or of spaces costs one merge per token made
+//! and next to no queue traffic.
 //!
 //! The queue (`BucketQueue`): a bucket of positions per priority present, in blocks of one
 //! pool, and a binary heap of the priorities that have a bucket. Each entry is written once
-//! and read once (no moves between buckets: the radix heap before moved an 8-byte entry up to
-//! 24 times), a block read is given back and refilled by later pushes while still in cache,
-//! and a priority, once handed out, never comes back (pushes are above it), so the heap holds
-//! each priority at most once per piece.
+//! and read once (no moves between buckets), a block read is given back and refilled by later
+//! pushes while still in cache, and a priority, once handed out, never comes back (pushes are
+//! above it), so the heap holds each priority at most once per piece.
 //!
 //! Cost, for a piece of n bytes: at most n - 1 + 3 (n - 1) entries are pushed (the first pairs,
 //! then at most three per merge), each written once and read once, with one expected O(1)
 //! hash lookup per push. The heap does O(d log d) work for the d distinct priorities reached,
 //! d at most the number of merges of the model, whatever n. Walking a run to its left end
 //! passes only tokens that the run's merges then consume. So O(n) plus a term bounded by the
-//! model: linear for a fixed vocabulary. The four-ary heap used before for monotone models did
-//! O(log n) work per pop over a heap far bigger than the caches (0.13 -> 0.21 s/MB from 100 KB
-//! to 10 MB of one letter). A first version sorted each group by position (radix sort of
-//! 11-bit digits when large): correct, but a 10 MB piece needs one more pass than a 1 MB one
-//! (a log factor again, if a small one), and the argument above shows that no order is needed.
+//! model: linear for a fixed vocabulary.
 //!
-//! Memory and caches (what the wall-clock ratio of 10 MB over 1.25 MB showed, issue 13): the
-//! tokens take 4 bytes per input byte (`Tokens`), and the pool holds the entries not yet read,
-//! so a 10 MB piece of one letter needs about 40 MB, not the ~580 MB peak of the radix heap's
-//! 8-byte entries and 12-byte nodes: freshly mapped memory is zeroed by the kernel page by
-//! page, which at 10 MB (past glibc's 32 MiB reuse threshold) was paid on every call and at
-//! 1.25 MB not. The positions of one priority are spread over the whole piece (CJK: ~1,300
-//! per priority at 10 MB, one cache line each), so the loop prefetches the word of the entry
-//! `AHEAD` places on, and large buffers ask for transparent huge pages (a TLB miss per entry
-//! otherwise, and 512 times the page faults). Cachegrind (`--LL=33554432,16,64`, 10 MB of CJK,
-//! o200k): 4-byte words instead of 8-byte nodes (token, next) halve the last-level misses of
-//! this function (6.9 M -> 3.4 M) for 16 % more instructions (1.07 G -> 1.24 G: the next token
-//! is found through the token's length).
+//! Memory and caches: the tokens take 4 bytes per input byte (`Tokens`: the next token is
+//! found through the token's length, not stored beside it), and the pool holds only the
+//! entries not yet read, so a 10 MB piece of one letter needs about 40 MB. The positions of
+//! one priority are spread over the whole piece (one cache line each), so the loop prefetches
+//! the word of the entry `AHEAD` places on, and large buffers ask for transparent huge pages
+//! (a TLB miss per entry otherwise, and 512 times the page faults).
+//!
+//! What was measured and tried (the heaps before this one, their figures): `bpe/NOTES.md`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

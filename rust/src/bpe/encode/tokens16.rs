@@ -1,8 +1,8 @@
-//! The tokens of 9 to 16 bytes, in a table of their own whose slots hold both words of the
-//! token (issue 11): a piece of that length is found with one probe and no access to the
-//! vocabulary's arena. In `TokenTable` the second word was read through the token's span and
-//! then the arena, two more dependent loads that `perf` showed as 25 % of the slow path on the
-//! bench mix. o200k has 47.7 k such tokens (a 1.5 MiB table); the main table keeps the rest.
+//! The tokens of 9 to 16 bytes, in a table of their own whose slots hold both words of the token: a
+//! piece of that length is found with one probe and no access to the vocabulary's arena. In
+//! `TokenTable` the second word was read through the token's span and then the arena, two more
+//! dependent loads that `perf` showed as 25 % of the slow path on the bench mix. o200k has 47.7 k
+//! such tokens (a 1.5 MiB table); the main table keeps the rest.
 
 use super::{filled, table_bits, Rank};
 

@@ -1,5 +1,5 @@
-//! o200k and cl100k piece boundaries found 64 bytes at a time with bit masks (issue 11, the
-//! warm path). The rules below are o200k's; `scan` says where cl100k's differ; GPT-2's (r50k
+//! o200k and cl100k piece boundaries found 64 bytes at a time with bit masks, for the encoder's
+//! warm path. The rules below are o200k's; `scan` says where cl100k's differ; GPT-2's (r50k
 //! and gpt2) are in `masks_gpt2.rs`, over the same classes and the same walk (`drive`).
 //!
 //! From a byte `i` where a piece is known to start, the next 64 bytes are classified (AVX2 or SSE2)
@@ -35,24 +35,7 @@
 //! The tests compare this with the scalar scanner and with the regex on random text over a
 //! boundary-rich alphabet, at every offset of the window.
 //!
-//! GPT-2 (`masks_gpt2.rs`; figures measured on a shared 2-core machine, issue 11). cachegrind,
-//! `rust/examples/warm.rs` with the r50k_base ranks and preset `gpt2`, one warm pass (3 passes
-//! minus 2): on the first 3 MB of `make_corpus.py --mb 250`'s mix, 147.9 M -> 98.3 M
-//! instructions and 2.05 M -> 0.80 M mispredicted branches (the scalar `next_gpt2` before);
-//! on its first 1 MB of multilingual text, 50.7 M -> 45.8 M and 0.60 M -> 0.42-0.46 M (the
-//! mispredicts move by the build's code layout). Of the 147.9 -> 98.3, classifying with
-//! GPT-2's own classes (`classify::<false>`: letters as one range over `x | 0x20`, no case,
-//! newline or slash masks) is 100.2 -> 98.3. The same counts for o200k and cl100k after the
-//! change (the `ALL` parameter, the shared `drive`): 83.9 M -> 84.2 M and 81.8 M -> 82.1 M,
-//! mispredicts unchanged (0.58 M, 0.56 M). Wall clock, `Tokenizer.encode_files` of r50k_base
-//! on 20 MB of the mix, one thread, fresh process per row, before and after alternating, 5
-//! rounds, passes 1 / 2 / 3 in MB/s of CPU time: before 39-42 / 71-87 / 77-97, after 39-52 /
-//! 82-110 / 84-96 (wall clock, load average about 3: before 23-36 / 37-87 / 54-97, after
-//! 24-54 / 53-101 / 50-68; too noisy to rank the third pass).
-//! Tried and dropped: o200k's limit at the start of a whitespace run that touches the window's
-//! end (GPT-2 needs no more than its one byte of look-ahead there), a separate mask for the
-//! last byte of a run of two or more (every whitespace byte before a non-space starts a
-//! piece), and filling `letter` in the full classes too (o200k's warm pass +0.5 M).
+//! What was measured and tried (GPT-2's windows among them): `text/NOTES.md`.
 
 use std::ops::ControlFlow;
 

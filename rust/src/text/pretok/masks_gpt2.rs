@@ -1,5 +1,5 @@
 //! GPT-2's piece boundaries (r50k_base, gpt2: the encoding nanoGPT and llm.c prepare their data
-//! with) found 64 bytes at a time with the bit masks of `masks.rs` (issue 11, the warm path).
+//! with) found 64 bytes at a time with the bit masks of `masks.rs`, for the encoder's warm path.
 //!
 //! The pattern is `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`.
 //! It has no look-behind, so from a piece start the window is split as if the text began there
