@@ -74,7 +74,7 @@ corpus, 1 and 2 threads, on the 2-core shared machine):
   reads them in 8 MiB blocks copied twice (``jsonl.py``) and makes a ``str`` per document.
 - JSON lines were parsed by Python's ``json`` on this thread (about 110 MB/s on the 16-core
   machine, and a core taken from the encoder on 2 cores): they are now read in Rust
-  (``corpus/jsonl.py``, ``rust/src/jsonl.rs``), with Python's ``json`` kept for the lines Rust
+  (``corpus/jsonl.py``, ``rust/src/io/jsonl.rs``), with Python's ``json`` kept for the lines Rust
   is not sure of, so errors and edge cases are Python's, unchanged. Rust first made a ``str``
   of each document, which the encoder then turned back into UTF-8: at two threads ``perf`` put
   the Python threads (loading the tokenizer included) at about two fifths of the samples (the
@@ -85,7 +85,7 @@ corpus, 1 and 2 threads, on the 2-core shared machine):
   parser finds string runs with ``memchr``: 296 MB of JSON lines at 2 threads, four pairs run in
   turn, 108-129 -> 134-152 MB/s, CPU 3.9-4.7 -> 3.5-4.0 s.
 - Tried and dropped: two batches encoded at once (two lanes into one pool of threads), to fill
-  the end of each batch; see ``rust/src/encode.rs``, seventh round.
+  the end of each batch; see ``rust/src/bpe/NOTES.md``, seventh round.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The documents of a JSON-lines file for corpus encoding, read in Rust (``rust/src/jsonl.rs``).
+"""The documents of a JSON-lines file for corpus encoding, read in Rust (``rust/src/io/jsonl.rs``).
 
 :func:`bytepair.sources.documents` reads a ``.jsonl`` file line by line with Python's ``json``:
 on one reading thread that capped ``encode-corpus`` near 110 MB/s, and on a 2-core machine it
