@@ -1,0 +1,857 @@
+//! The `Encoder` class (BPE encoding and decoding) and the pattern functions `preset_patterns`
+//! and `split_pieces`.
+//!
+//! An `Encoder` returns ids as lists that share one int object per id (`ints`), or, for the
+//! array outputs, as flat bytes lent to Python without a copy (`OwnedBytes`). Long encode and
+//! count calls go in rounds so that Ctrl-C is seen between them (the second `impl PyEncoder`).
+//!
+//! `PyEncoder`, its `inner` encoder and `build` are visible to the other class files (which
+//! name the class through `super`): training continues an `Encoder`, `HfVocab` makes one, a
+//! `BatchEncoder` holds one.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
+use rayon::prelude::*;
+
+use super::{parallel, parallel_batch, to_py};
+use crate::bpe::encode::{Bpe, Encoder, Parallel};
+use crate::bpe::flat::{Parts, Separator, Width};
+use crate::io::ranges::read_ranges;
+use crate::text::pretok::{Pretokenizer, PRESETS};
+use crate::Rank;
+
+pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyEncoder>()?;
+    m.add_function(wrap_pyfunction!(preset_patterns, m)?)?;
+    m.add_function(wrap_pyfunction!(split_pieces, m)?)?;
+    Ok(())
+}
+
+/// The preset patterns as {name: regex}.
+#[pyfunction]
+fn preset_patterns() -> Vec<(&'static str, &'static str)> {
+    PRESETS.to_vec()
+}
+
+/// Splits text into pieces with a pattern (for inspection and tests).
+#[pyfunction]
+#[pyo3(signature = (text, pattern))]
+fn split_pieces(py: Python<'_>, text: PyBackedStr, pattern: Option<&str>) -> PyResult<Vec<String>> {
+    let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+    py.detach(|| {
+        let mut out = Vec::new();
+        pretok
+            .for_each_piece(&text, |p| out.push(p.to_owned()))
+            .map(|_| out)
+    })
+    .map_err(to_py)
+}
+
+/// A tokenizer's encoding machinery: vocabulary, merges, pattern and special tokens.
+#[pyclass(module = "bytepair._core", frozen, name = "Encoder")]
+pub(super) struct PyEncoder {
+    pub(super) inner: Encoder,
+    /// One Python int per id, each made the first time the id is returned (null until then;
+    /// each holds one reference, released on drop): a returned list holds references to these
+    /// instead of a new int object per token. Building the list is then an increment per id,
+    /// where allocating the ints cost as much as encoding English prose. Made on first use
+    /// rather than all at once, the ints of the ids a text uses sit close together in memory
+    /// instead of spread over all 200 k of them (o200k): the increments then miss the CPU
+    /// caches less (cold o200k multilingual about 12 % faster).
+    ints: Box<[AtomicPtr<pyo3::ffi::PyObject>]>,
+}
+
+impl Drop for PyEncoder {
+    fn drop(&mut self) {
+        Python::attach(|_py| {
+            for p in self.ints.iter() {
+                let p = p.swap(std::ptr::null_mut(), Ordering::Relaxed);
+                if !p.is_null() {
+                    // SAFETY: `p` is the reference this encoder took when it made the int.
+                    unsafe { pyo3::ffi::Py_DecRef(p) };
+                }
+            }
+        });
+    }
+}
+
+impl PyEncoder {
+    pub(super) fn build(
+        bpe: Bpe,
+        pretok: Pretokenizer,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        // The cached ints cover the ordinary ids and the special ids just after them; a
+        // special id far away (up to 2^32 - 1 in a file) gets a new int each time instead of
+        // a table sized by it: memory follows the number of tokens, not the largest id.
+        let dense = bpe.id_bound() + special_tokens.len() + 4096;
+        let id_bound = special_tokens
+            .iter()
+            .map(|(_, id)| *id as usize + 1)
+            .filter(|&end| end <= dense)
+            .fold(bpe.id_bound(), usize::max);
+        let inner = Encoder::new(bpe, pretok, special_tokens).map_err(to_py)?;
+        Ok(PyEncoder {
+            inner,
+            ints: (0..id_bound).map(|_| AtomicPtr::default()).collect(),
+        })
+    }
+
+    /// The int of `id`, made and kept on first use (`id` has a slot in `ints`).
+    #[cold]
+    fn make_int(&self, py: Python<'_>, id: Rank) -> *mut pyo3::ffi::PyObject {
+        let Ok(int) = id.into_pyobject(py);
+        let p = int.into_any().unbind().into_ptr();
+        match self.ints[id as usize].compare_exchange(
+            std::ptr::null_mut(),
+            p,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => p,
+            Err(theirs) => {
+                // SAFETY: `p` is the reference made above, not stored anywhere.
+                unsafe { pyo3::ffi::Py_DecRef(p) };
+                theirs
+            }
+        }
+    }
+
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(
+            py,
+            ids.iter().map(|&id| match self.ints.get(id as usize) {
+                Some(slot) => {
+                    let mut p = slot.load(Ordering::Acquire);
+                    if p.is_null() {
+                        p = self.make_int(py, id);
+                    }
+                    // SAFETY: `p` is a live int this encoder holds a reference to.
+                    unsafe { Bound::from_borrowed_ptr(py, p) }
+                }
+                None => {
+                    let Ok(int) = id.into_pyobject(py);
+                    int.into_any()
+                }
+            }),
+        )
+    }
+
+    /// `encode_batch` on several threads. Making the Python lists needs the interpreter, so
+    /// it cannot be shared between threads; done after the encoding it was the serial part that
+    /// kept two threads from doubling the speed. Here the pool encodes while this thread turns
+    /// each finished text into its list (waiting with the GIL released).
+    fn encode_batch_pipelined<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[PyBackedStr],
+        allowed: &[Rank],
+        par: Parallel,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let matcher = self.inner.matcher(allowed).map_err(to_py)?;
+        let m = matcher.as_deref();
+        let work = self.inner.work(&refs, par);
+        let pool = crate::threads::pool(par.threads).map_err(to_py)?;
+        let mut left = vec![0usize; texts.len()]; // unfinished pieces of work per text
+        for &(i, _) in &work {
+            left[i] += 1;
+        }
+        let mut parts: Vec<Option<Vec<Rank>>> = vec![None; work.len()];
+        let out = PyList::new(py, (0..texts.len()).map(|_| py.None()))?;
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, crate::error::Result<Vec<Rank>>)>();
+        let rx = Mutex::new(rx);
+        let mut failed: Option<PyErr> = None;
+        std::thread::scope(|scope| -> PyResult<()> {
+            let (work, inner) = (&work, &self.inner);
+            scope.spawn(move || {
+                pool.install(|| {
+                    work.par_iter()
+                        .enumerate()
+                        .for_each_with(tx, |tx, (w, &(_, chunk))| {
+                            let mut ids = Vec::with_capacity(chunk.len() / 4);
+                            let result = inner.encode_chunk(chunk, m, &mut ids).map(|_| ids);
+                            let _ = tx.send((w, result));
+                        })
+                })
+            });
+            while let Ok((w, result)) =
+                py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv())
+            {
+                match result {
+                    Err(e) => failed = failed.take().or(Some(to_py(e))),
+                    Ok(ids) => parts[w] = Some(ids),
+                }
+                let i = work[w].0;
+                left[i] -= 1;
+                if left[i] > 0 || failed.is_some() {
+                    continue;
+                }
+                // All of text i is encoded: its pieces of work are consecutive in `work`.
+                let first = w + 1
+                    - work[..=w]
+                        .iter()
+                        .rev()
+                        .take_while(|&&(j, _)| j == i)
+                        .count();
+                let last = work[w..].iter().take_while(|&&(j, _)| j == i).count() + w;
+                let mut ids = parts[first].take().unwrap_or_default();
+                for part in &mut parts[first + 1..last] {
+                    ids.extend_from_slice(&part.take().unwrap_or_default());
+                }
+                out.set_item(i, self.id_list(py, &ids)?)?;
+            }
+            Ok(())
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    fn id_lists<'py>(&self, py: Python<'py>, lists: &[Vec<Rank>]) -> PyResult<Bound<'py, PyList>> {
+        let lists = lists
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+}
+
+#[pymethods]
+impl PyEncoder {
+    /// `vocab`: (id, bytes) pairs. `merges`: (left id, right id) in priority order, or None for
+    /// tiktoken's rank semantics. `special_tokens`: (text, id) pairs.
+    #[new]
+    #[pyo3(signature = (vocab, merges, pattern, special_tokens))]
+    fn new(
+        py: Python<'_>,
+        vocab: Vec<(Rank, Vec<u8>)>,
+        merges: Option<Vec<(Rank, Rank)>>,
+        pattern: Option<&str>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+        let bpe = py
+            .detach(|| match &merges {
+                Some(m) => Bpe::from_merges(vocab, m),
+                None => Bpe::from_ranks(vocab),
+            })
+            .map_err(to_py)?;
+        Self::build(bpe, pretok, special_tokens)
+    }
+
+    /// The encoder of a tiktoken rank file's content (tiktoken's rank semantics), or None when
+    /// the content is not in the strict common form (`ranks::parse`): then the Python reader
+    /// parses it, and names what is wrong if anything is.
+    #[staticmethod]
+    fn from_tiktoken(
+        py: Python<'_>,
+        data: &[u8],
+        pattern: Option<&str>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Option<Self>> {
+        let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
+        let bpe = py
+            .detach(|| {
+                crate::bpe::ranks::parse(data)
+                    .map(Bpe::from_ranks)
+                    .transpose()
+            })
+            .map_err(to_py)?;
+        bpe.map(|bpe| Self::build(bpe, pretok, special_tokens))
+            .transpose()
+    }
+
+    /// The ordinary tokens as (id, bytes), by id.
+    fn vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let bpe = &self.inner.bpe;
+        let items = (0..bpe.id_bound() as Rank)
+            .filter_map(|id| bpe.token_bytes(id).ok().map(|b| (id, PyBytes::new(py, b))))
+            .collect::<Vec<_>>();
+        PyList::new(py, items)
+    }
+
+    /// `chunk_bytes` (private, for tests) cuts the text into chunks of about that size even
+    /// with one thread; it changes no result.
+    #[pyo3(signature = (text, *, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, *, num_threads=1, chunk_bytes=None)")]
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.encode(py, text, Vec::new(), num_threads, chunk_bytes)
+    }
+
+    /// Encodes with the special tokens whose ids are in `allowed` recognised.
+    #[pyo3(signature = (text, allowed, *, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, allowed, *, num_threads=1, chunk_bytes=None)")]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        if text.len() > round_bytes(par) {
+            // Large texts go in rounds, with Ctrl-C looked at between them.
+            let ids = self.encode_rounds(py, &text, &allowed, par)?;
+            return self.id_list(py, &ids);
+        }
+        let ids = py
+            .detach(|| {
+                if par.threads == 1 && par.chunk_bytes.is_none() {
+                    let mut out = Vec::with_capacity(text.len() / 4);
+                    self.inner
+                        .encode_into(&text, &allowed, &mut out)
+                        .map(|_| out)
+                } else {
+                    self.inner
+                        .encode_texts(&[&*text], &allowed, par)
+                        .map(|mut v| v.pop().unwrap_or_default())
+                }
+            })
+            .map_err(to_py)?;
+        self.id_list(py, &ids)
+    }
+
+    #[pyo3(signature = (texts, allowed, *, num_threads=None, chunk_bytes=None))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
+        if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
+            // Large batches go in rounds, with Ctrl-C looked at between them.
+            return self.encode_batch_rounds(py, &texts, &allowed, par);
+        }
+        if par.threads > 1 && texts.len() > 1 {
+            return self.encode_batch_pipelined(py, &texts, &allowed, par);
+        }
+        let lists = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_texts(&refs, &allowed, par)
+            })
+            .map_err(to_py)?;
+        self.id_lists(py, &lists)
+    }
+
+    /// The number of tokens `encode` would give; with `limit`, `min(count, limit + 1)`,
+    /// stopping as soon as the count exceeds `limit`.
+    #[pyo3(signature = (text, allowed, *, limit=None, num_threads=Some(1), chunk_bytes=None),
+           text_signature = "(self, /, text, allowed, *, limit=None, num_threads=1, chunk_bytes=None)")]
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        allowed: Vec<Rank>,
+        limit: Option<usize>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<usize> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        if text.len() > round_bytes(par) {
+            // Large texts go in rounds, with Ctrl-C looked at between them.
+            return self.count_rounds(py, &text, &allowed, limit, par);
+        }
+        py.detach(|| {
+            self.inner
+                .count_texts(&[&*text], &allowed, limit, par)
+                .map(|v| v[0])
+        })
+        .map_err(to_py)
+    }
+
+    /// `count` of each text.
+    #[pyo3(signature = (texts, allowed, *, limit=None, num_threads=None, chunk_bytes=None))]
+    fn count_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        limit: Option<usize>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Vec<usize>> {
+        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
+        if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
+            // Large batches go in rounds, with Ctrl-C looked at between them.
+            return self.count_batch_rounds(py, &texts, &allowed, limit, par);
+        }
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.count_texts(&refs, &allowed, limit, par)
+        })
+        .map_err(to_py)
+    }
+
+    /// Empties the piece caches (for benchmarks that measure a cold start).
+    fn clear_cache(&self) {
+        self.inner.clear_cache()
+    }
+
+    /// (byte offset, id) of the first special token among `among` found in `text`, or None.
+    fn find_special(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        among: Vec<Rank>,
+    ) -> PyResult<Option<(usize, Rank)>> {
+        py.detach(|| self.inner.find_special(&text, &among))
+            .map_err(to_py)
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py
+            .detach(|| {
+                let mut out = Vec::with_capacity(ids.len() * 4);
+                self.inner.decode_into(&ids, &mut out).map(|_| out)
+            })
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: Rank) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.inner.token_bytes(id).map_err(to_py)?;
+        Ok(PyBytes::new(py, bytes))
+    }
+
+    /// Number of characters at the start of `text` that can be encoded apart from the rest.
+    fn safe_prefix(&self, py: Python<'_>, text: PyBackedStr) -> usize {
+        py.detach(|| {
+            let cut = self.inner.safe_prefix(&text);
+            text[..cut].chars().count()
+        })
+    }
+
+    /// The id of the token with exactly these bytes, or None.
+    fn lookup(&self, bytes: &[u8]) -> Option<Rank> {
+        self.inner.bpe.lookup(bytes)
+    }
+
+    /// Number of ordinary (non-special) tokens.
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.bpe.len()
+    }
+
+    #[getter]
+    fn pattern(&self) -> Option<&str> {
+        self.inner.pretokenizer().pattern()
+    }
+
+    // -- Interop with other tokenizer formats (GPT-2, tiktoken, tokenizer.json) --
+
+    /// A rank model's merge list: (left, right, token) per token, in id order (`Bpe::rank_merges`).
+    fn rank_merges(&self, py: Python<'_>) -> Vec<(Rank, Rank, Rank)> {
+        py.detach(|| self.inner.bpe.rank_merges())
+    }
+
+    /// `save_hf`'s model.vocab members (`"string":id,...`, ordinary tokens by id) and model.merges
+    /// array as JSON text (`hfjson::write_model`). `merges`: (left id, right id), or None for a
+    /// rank model's own (`rank_merges`).
+    fn hf_model_json(
+        &self,
+        py: Python<'_>,
+        merges: Option<Vec<(Rank, Rank)>>,
+    ) -> PyResult<(String, String)> {
+        let bpe = &self.inner.bpe;
+        py.detach(|| {
+            let merges = match merges {
+                Some(m) => m,
+                None => bpe
+                    .rank_merges()
+                    .into_iter()
+                    .map(|(l, r, _)| (l, r))
+                    .collect(),
+            };
+            let pairs = merges
+                .iter()
+                .map(|&(l, r)| Ok((bpe.token_bytes(l)?, bpe.token_bytes(r)?)))
+                .collect::<crate::error::Result<Vec<_>>>()?;
+            let vocab = (0..bpe.id_bound() as Rank)
+                .filter_map(|id| bpe.token_bytes(id).ok().map(|b| (id, b)));
+            Ok(crate::io::hfjson::write_model(vocab, pairs.into_iter()))
+        })
+        .map_err(to_py)
+    }
+
+    // -- Array outputs (`crate::bpe::flat`): flat ids in one buffer, no int per id --
+
+    /// Encodes each text as one document into a flat buffer of `width`-byte (2 or 4)
+    /// little-endian ids, with `separator` = (id, prepend) before or after each document.
+    /// Returns (ids as a writable memoryview, document offsets as little-endian u64 in a bytearray, one more than texts).
+    #[pyo3(signature = (texts, allowed, *, width, separator=None, num_threads=None, chunk_bytes=None, edges=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+        edges: Option<Vec<(bool, bool)>>,
+    ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let parts = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner
+                    .encode_parts_edges(&refs, &allowed, separator, edges.as_deref(), par)
+            })
+            .map_err(to_py)?;
+        flat_bytes(py, &parts, width, par.threads)
+    }
+
+    /// Reads the files in Rust and encodes each as one document, as `encode_flat` does.
+    /// Returns (ids, offsets, number of bad UTF-8 sequences replaced).
+    #[pyo3(signature = (paths, allowed, *, width, separator=None, replace_errors=false, num_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_files<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<String>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>, u64)> {
+        let par = parallel(num_threads, None)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let (ids, offsets, replaced) = py
+            .detach(|| {
+                self.inner.encode_files(
+                    &paths,
+                    &allowed,
+                    separator,
+                    replace_errors,
+                    par,
+                    width,
+                    None,
+                )
+            })
+            .map_err(to_py)?;
+        let (ids, offsets) = flat_result(py, ids, &offsets)?;
+        Ok((ids, offsets, replaced))
+    }
+
+    /// `encode_files` over byte ranges (path, start, end) of files, each range one text
+    /// (corpus encoding cuts large files into ranges at independent cuts).
+    /// `edges`: for each range, whether it starts / ends a document (where `separator` goes);
+    /// by default each range is a whole document.
+    #[pyo3(signature = (ranges, allowed, *, width, separator=None, replace_errors=false, num_threads=None, edges=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_file_ranges<'py>(
+        &self,
+        py: Python<'py>,
+        ranges: Vec<(String, u64, u64)>,
+        allowed: Vec<Rank>,
+        width: usize,
+        separator: Option<(Rank, bool)>,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+        edges: Option<Vec<(bool, bool)>>,
+    ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>, u64)> {
+        let par = parallel(num_threads, None)?;
+        let width = Width::from_bytes(width).map_err(to_py)?;
+        let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        let (parts, replaced) = py
+            .detach(|| {
+                let (texts, replaced) = read_ranges(&ranges, replace_errors, par.threads)?;
+                let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+                let parts = self.inner.encode_parts_edges(
+                    &refs,
+                    &allowed,
+                    separator,
+                    edges.as_deref(),
+                    par,
+                )?;
+                Ok((parts, replaced))
+            })
+            .map_err(to_py)?;
+        let (ids, offsets) = flat_bytes(py, &parts, width, par.threads)?;
+        Ok((ids, offsets, replaced))
+    }
+
+    /// For corpus encoding: the ordinary tokens in one buffer, by id, each as its id
+    /// and its length (u32 little-endian) then its bytes (what the corpus manifest hashes),
+    /// and the largest ordinary id (None when there is none). Made here, not from `vocab()`:
+    /// building 200,000 bytes objects and joining them took 0.3 s of every run on o200k.
+    fn vocab_table<'py>(&self, py: Python<'py>) -> (Bound<'py, PyBytes>, Option<Rank>) {
+        let bpe = &self.inner.bpe;
+        let (buf, top) = py.detach(|| {
+            let mut buf = Vec::new();
+            let mut top = None;
+            for id in 0..bpe.id_bound() as Rank {
+                if let Ok(b) = bpe.token_bytes(id) {
+                    buf.extend_from_slice(&id.to_le_bytes());
+                    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    buf.extend_from_slice(b);
+                    top = Some(id);
+                }
+            }
+            (buf, top)
+        });
+        (PyBytes::new(py, &buf), top)
+    }
+}
+
+/// Bytes made in Rust, lent to Python as a writable buffer without a copy (`owned_view`):
+/// the memory of a `Vec<u8>`, freed when the last view of it is released. Copying the ids of
+/// `encode_files` into a `bytearray` was a second buffer of the output's size, zeroed and then
+/// written (page faults and a copy, about 5 % of its time in `perf`).
+#[pyclass(module = "bytepair._core", frozen)]
+struct OwnedBytes {
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
+
+// SAFETY: the memory is owned by this object alone; Rust never reads or writes it after
+// `owned_view` made it, and Python's buffer users synchronize as they would for a bytearray.
+unsafe impl Send for OwnedBytes {}
+// SAFETY: as for Send: no Rust code touches the memory through a shared reference.
+unsafe impl Sync for OwnedBytes {}
+
+impl Drop for OwnedBytes {
+    fn drop(&mut self) {
+        // SAFETY: the parts of a `Vec<u8>` taken apart in `owned_view`, put back once.
+        drop(unsafe { Vec::from_raw_parts(self.ptr, self.len, self.cap) });
+    }
+}
+
+#[pymethods]
+impl OwnedBytes {
+    /// The buffer protocol: the bytes, writable, one dimension.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: std::os::raw::c_int,
+    ) -> PyResult<()> {
+        let this = slf.get();
+        // SAFETY: `view` is the caller's to fill; the memory lives as long as `slf`, which the
+        // view keeps a reference to (`FillInfo` sets `view.obj`).
+        let filled = unsafe {
+            pyo3::ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                this.ptr.cast(),
+                this.len as pyo3::ffi::Py_ssize_t,
+                0,
+                flags,
+            )
+        };
+        if filled == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
+}
+
+/// A writable `memoryview` of `bytes`, which Python then owns (see `OwnedBytes`).
+fn owned_view(py: Python<'_>, bytes: Vec<u8>) -> PyResult<Bound<'_, PyMemoryView>> {
+    let mut bytes = std::mem::ManuallyDrop::new(bytes);
+    let owner = Bound::new(
+        py,
+        OwnedBytes {
+            ptr: bytes.as_mut_ptr(),
+            len: bytes.len(),
+            cap: bytes.capacity(),
+        },
+    )?;
+    PyMemoryView::from(owner.as_any())
+}
+
+/// The flat ids of `parts`, written by `threads` threads straight into new memory lent to
+/// Python, and the document offsets as little-endian u64 bytes: what the array outputs return
+/// (`flat_result`).
+fn flat_bytes<'py>(
+    py: Python<'py>,
+    parts: &Parts,
+    width: Width,
+    threads: usize,
+) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+    // Written by the threads straight into new memory (`Parts::append_to`): a bytearray is
+    // zeroed first, on this thread.
+    let mut ids = Vec::new();
+    py.detach(|| parts.append_to(width, &mut ids, threads))
+        .map_err(to_py)?;
+    flat_result(py, ids, &parts.offsets)
+}
+
+/// The ids lent to Python as a memoryview (`owned_view`) and the document offsets as
+/// little-endian u64 in a bytearray: what the array outputs return.
+fn flat_result<'py>(
+    py: Python<'py>,
+    ids: Vec<u8>,
+    offsets: &[u64],
+) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+    let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    Ok((owned_view(py, ids)?, PyByteArray::new(py, &offsets)))
+}
+
+// --- Ctrl-C during long encode / count calls ---
+//
+// `encode`, `encode_batch`, `count` and `count_batch` release the GIL for the whole kernel, so a
+// Ctrl-C used to wait until the end (16.8 s on 836 MB). Inputs larger than `round_bytes` now go
+// in rounds of about that many bytes: each round runs with the GIL released, on all the threads
+// asked for, and between rounds the GIL is taken back briefly to run `check_signals`, which
+// raises KeyboardInterrupt (or whatever a signal handler raises). A large text is cut into
+// rounds at the encoder's independent cuts (`Encoder::chunks`, the cuts the threads already
+// use), so the ids are those of the whole text; whole texts of a batch are grouped into rounds.
+
+/// Bytes of input per round between two looks at pending signals: a round takes well under a
+/// second on one thread, and costs one GIL round trip.
+fn round_bytes(par: Parallel) -> usize {
+    (8usize << 20).saturating_mul(par.threads.max(1))
+}
+
+/// The texts of a batch grouped into rounds: (first, end) ranges of texts whose total is at most
+/// `size` bytes, or a single text (which may be larger; it is then cut into rounds itself).
+fn batch_rounds(texts: &[PyBackedStr], size: usize) -> Vec<(usize, usize)> {
+    let mut rounds = Vec::new();
+    let (mut first, mut bytes) = (0, 0usize);
+    for (i, t) in texts.iter().enumerate() {
+        if i > first && bytes + t.len() > size {
+            rounds.push((first, i));
+            (first, bytes) = (i, 0);
+        }
+        bytes += t.len();
+    }
+    if first < texts.len() {
+        rounds.push((first, texts.len()));
+    }
+    rounds
+}
+
+impl PyEncoder {
+    /// `encode` of one large text, in rounds cut at independent cuts.
+    fn encode_rounds(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &[Rank],
+        par: Parallel,
+    ) -> PyResult<Vec<Rank>> {
+        let rounds = py.detach(|| self.inner.chunks(text, round_bytes(par)));
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        for round in rounds {
+            let part = py
+                .detach(|| self.inner.encode_texts(&[round], allowed, par))
+                .map_err(to_py)?;
+            for p in part {
+                ids.extend_from_slice(&p);
+            }
+            py.check_signals()?;
+        }
+        Ok(ids)
+    }
+
+    /// `encode_batch` of a large batch, in rounds.
+    fn encode_batch_rounds<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[PyBackedStr],
+        allowed: &[Rank],
+        par: Parallel,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut lists = Vec::with_capacity(texts.len());
+        for (first, end) in batch_rounds(texts, round_bytes(par)) {
+            if end - first == 1 && texts[first].len() > round_bytes(par) {
+                let ids = self.encode_rounds(py, &texts[first], allowed, par)?;
+                lists.push(self.id_list(py, &ids)?.into_any());
+                continue;
+            }
+            let round = &texts[first..end];
+            let part = if par.threads > 1 && round.len() > 1 {
+                self.encode_batch_pipelined(py, round, allowed, par)?
+            } else {
+                let part = py
+                    .detach(|| {
+                        let refs: Vec<&str> = round.iter().map(|t| &**t).collect();
+                        self.inner.encode_texts(&refs, allowed, par)
+                    })
+                    .map_err(to_py)?;
+                self.id_lists(py, &part)?
+            };
+            lists.extend(part.iter());
+            py.check_signals()?;
+        }
+        PyList::new(py, lists)
+    }
+
+    /// `count` of one large text, in rounds cut at independent cuts; with a limit, stops once
+    /// the count exceeds it and gives `min(count, limit + 1)` as `count_texts` does.
+    fn count_rounds(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &[Rank],
+        limit: Option<usize>,
+        par: Parallel,
+    ) -> PyResult<usize> {
+        let rounds = py.detach(|| self.inner.chunks(text, round_bytes(par)));
+        let mut total = 0usize;
+        for round in rounds {
+            let left = limit.map(|l| l - total); // total <= l here
+            let n = py
+                .detach(|| self.inner.count_texts(&[round], allowed, left, par))
+                .map_err(to_py)?[0];
+            total += n;
+            if limit.is_some_and(|l| total > l) {
+                break;
+            }
+            py.check_signals()?;
+        }
+        Ok(total)
+    }
+
+    /// `count_batch` of a large batch, in rounds.
+    fn count_batch_rounds(
+        &self,
+        py: Python<'_>,
+        texts: &[PyBackedStr],
+        allowed: &[Rank],
+        limit: Option<usize>,
+        par: Parallel,
+    ) -> PyResult<Vec<usize>> {
+        let mut counts = Vec::with_capacity(texts.len());
+        for (first, end) in batch_rounds(texts, round_bytes(par)) {
+            if end - first == 1 && texts[first].len() > round_bytes(par) {
+                counts.push(self.count_rounds(py, &texts[first], allowed, limit, par)?);
+                continue;
+            }
+            let part = py
+                .detach(|| {
+                    let refs: Vec<&str> = texts[first..end].iter().map(|t| &**t).collect();
+                    self.inner.count_texts(&refs, allowed, limit, par)
+                })
+                .map_err(to_py)?;
+            counts.extend(part);
+            py.check_signals()?;
+        }
+        Ok(counts)
+    }
+}

@@ -1,0 +1,458 @@
+//! WordPiece: the `WordPiece` class (BERT normalization, pre-tokenization and WordPiece
+//! encoding), `bert_pre_tokenize`, and the `WordCounter` class that counts words for training.
+//!
+//! The lists of `encode_batch_ids` share one int object per id (`ints`), as the `Encoder`'s do.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyByteArray, PyList};
+use rayon::prelude::*;
+
+use super::{finish, parallel, parallel_batch, to_py, Progress};
+use crate::error::Error;
+use crate::wordpiece::model::{BertOptions, WordPiece};
+use crate::Rank;
+
+pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyWordPiece>()?;
+    m.add_class::<PyWordCounter>()?;
+    m.add_function(wrap_pyfunction!(bert_pre_tokenize, m)?)?;
+    Ok(())
+}
+
+/// A WordPiece model with BERT normalization and pre-tokenization (`wordpiece`).
+#[pyclass(module = "bytepair._core", frozen, name = "WordPiece")]
+struct PyWordPiece {
+    inner: WordPiece,
+    /// one Python int per id, shared by every list returned (no int made per token)
+    ints: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl PyWordPiece {
+    /// `vocab`: (id, token) pairs; `special_tokens`: (text, id) pairs matched in the raw text.
+    #[new]
+    #[pyo3(signature = (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word, clean_text, handle_chinese_chars, strip_accents, lowercase, special_tokens))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        vocab: Vec<(Rank, String)>,
+        unk_token: &str,
+        continuing_subword_prefix: &str,
+        max_input_chars_per_word: usize,
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let opts = BertOptions {
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+        };
+        let inner = py
+            .detach(|| {
+                WordPiece::new(
+                    &vocab,
+                    unk_token,
+                    continuing_subword_prefix,
+                    max_input_chars_per_word,
+                    opts,
+                    &special_tokens,
+                )
+            })
+            .map_err(to_py)?;
+        let top = vocab.iter().map(|&(i, _)| i).max().unwrap_or(0);
+        if top as usize >= vocab.len() {
+            return Err(to_py(Error::Vocab(format!(
+                "token ids must be 0..{} (one per token), got the id {top}",
+                vocab.len().saturating_sub(1)
+            ))));
+        }
+        let ints: Vec<Py<PyAny>> = (0..=top)
+            .map(|i| match i.into_pyobject(py) {
+                Ok(o) => o.into_any().unbind(),
+                Err(never) => match never {},
+            })
+            .collect();
+        Ok(PyWordPiece { inner, ints })
+    }
+
+    fn encode(&self, py: Python<'_>, text: PyBackedStr) -> Vec<Rank> {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            self.inner.encode(&text, &mut ids, None);
+            ids
+        })
+    }
+
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+    ) -> (Vec<Rank>, Vec<(u32, u32)>) {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            let mut offsets = Vec::new();
+            self.inner.encode(&text, &mut ids, Some(&mut offsets));
+            (ids, offsets)
+        })
+    }
+
+    #[pyo3(signature = (texts, *, with_offsets = false, num_threads = None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        with_offsets: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<crate::wordpiece::model::Encoded>> {
+        let threads = parallel_batch(num_threads, None, &texts)?.threads;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.encode_batch(&refs, with_offsets, threads)
+        })
+        .map_err(to_py)
+    }
+
+    /// The ids of each text (no offsets), on `num_threads` threads.
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn encode_batch_ids<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let threads = parallel_batch(num_threads, None, &texts)?.threads;
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        if threads > 1 {
+            return self.encode_batch_ids_pipelined(py, &refs, threads);
+        }
+        let (ids, ends) = py
+            .detach(|| self.inner.encode_batch_flat(&refs, threads))
+            .map_err(to_py)?;
+        let mut start = 0;
+        let lists = ends
+            .iter()
+            .map(|&end| {
+                let one = &ids[start..end];
+                start = end;
+                PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// The ids of each text in one flat buffer of `width`-byte (2 or 4) little-endian ids, and
+    /// the document offsets as little-endian u64, one more than texts (as `encode_flat`).
+    #[pyo3(signature = (texts, *, width, num_threads = None))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        width: usize,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        if width != 2 && width != 4 {
+            return Err(PyValueError::new_err(format!(
+                "width must be 2 or 4, got {width}"
+            )));
+        }
+        if width == 2 && self.ints.len() > 1 << 16 {
+            return Err(PyValueError::new_err(format!(
+                "the vocabulary has {} ids, which do not fit in 2 bytes",
+                self.ints.len()
+            )));
+        }
+        let threads = parallel_batch(num_threads, None, &texts)?.threads;
+        let (ids, offsets) = py
+            .detach(|| -> crate::error::Result<(Vec<u8>, Vec<u8>)> {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                let (flat, ends) = self.inner.encode_batch_flat(&refs, threads)?;
+                let ids: Vec<u8> = if width == 2 {
+                    flat.iter()
+                        .flat_map(|&i| (i as u16).to_le_bytes())
+                        .collect()
+                } else {
+                    flat.iter().flat_map(|&i| i.to_le_bytes()).collect()
+                };
+                let mut offsets = Vec::with_capacity(8 * (ends.len() + 1));
+                offsets.extend_from_slice(&0u64.to_le_bytes());
+                for &end in &ends {
+                    offsets.extend_from_slice(&(end as u64).to_le_bytes());
+                }
+                Ok((ids, offsets))
+            })
+            .map_err(to_py)?;
+        Ok((PyByteArray::new(py, &ids), PyByteArray::new(py, &offsets)))
+    }
+}
+
+impl PyWordPiece {
+    /// `encode_batch_ids` on several threads: chunks of the batch are encoded on the pool while
+    /// this thread, holding the GIL, makes the lists of the chunks already done (the lists are
+    /// made under the GIL, one thread at a time: made after the encoding they were the larger
+    /// part of a two-thread call).
+    fn encode_batch_ids_pipelined<'py>(
+        &self,
+        py: Python<'py>,
+        refs: &[&str],
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let chunks = crate::wordpiece::model::batch_chunks(refs);
+        let pool = crate::threads::pool(threads).map_err(to_py)?;
+        let out = PyList::new(py, (0..refs.len()).map(|_| py.None()))?;
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<Rank>, Vec<usize>)>();
+        let rx = Mutex::new(rx);
+        std::thread::scope(|scope| -> PyResult<()> {
+            let (chunks, inner) = (&chunks, &self.inner);
+            scope.spawn(move || {
+                pool.install(|| {
+                    chunks
+                        .par_iter()
+                        .enumerate()
+                        .for_each_with(tx, |tx, (c, range)| {
+                            let (mut ids, mut ends) = (Vec::new(), Vec::with_capacity(range.len()));
+                            inner.encode_into(&refs[range.clone()], &mut ids, &mut ends);
+                            let _ = tx.send((c, ids, ends));
+                        })
+                })
+            });
+            while let Ok((c, ids, ends)) =
+                py.detach(|| rx.lock().unwrap_or_else(|p| p.into_inner()).recv())
+            {
+                let mut start = 0;
+                for (k, &end) in ends.iter().enumerate() {
+                    let one = &ids[start..end];
+                    start = end;
+                    let list =
+                        PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))?;
+                    out.set_item(chunks[c].start + k, list)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// BERT normalization + pre-tokenization of `text`: (word, (start, end)) in characters.
+#[pyfunction]
+#[pyo3(signature = (text, *, clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true))]
+fn bert_pre_tokenize(
+    py: Python<'_>,
+    text: PyBackedStr,
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: bool,
+    lowercase: bool,
+) -> Vec<(String, (u32, u32))> {
+    let opts = BertOptions {
+        clean_text,
+        handle_chinese_chars,
+        strip_accents,
+        lowercase,
+    };
+    py.detach(|| crate::wordpiece::model::pre_tokenize(&opts, &text))
+}
+
+/// Word counts for WordPiece training, filled batch by batch (`wordpiece_train`).
+#[pyclass(module = "bytepair._core", name = "WordCounter")]
+struct PyWordCounter {
+    counter: crate::wordpiece::train::WordCounter,
+    /// the counts, merged and compacted by the first `train` (counting then ends)
+    words: Option<crate::wordpiece::train::Words>,
+}
+
+impl PyWordCounter {
+    fn counting(&mut self) -> PyResult<&mut crate::wordpiece::train::WordCounter> {
+        if self.words.is_some() {
+            return Err(to_py(Error::Invalid(
+                "this counter was already used for training".into(),
+            )));
+        }
+        Ok(&mut self.counter)
+    }
+
+    fn words(&mut self) -> &crate::wordpiece::train::Words {
+        let counter = &mut self.counter;
+        self.words.get_or_insert_with(|| counter.finish())
+    }
+}
+
+#[pymethods]
+impl PyWordCounter {
+    /// Text matching `split_on` separates words and is not counted. `unit_bytes` and
+    /// `block_bytes` (how texts are cut for the workers and files read) change no count; tests
+    /// make them small.
+    #[new]
+    #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on, unit_bytes = None, block_bytes = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        split_on: Vec<String>,
+        unit_bytes: Option<usize>,
+        block_bytes: Option<usize>,
+    ) -> PyResult<Self> {
+        let opts = BertOptions {
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+        };
+        let counter = crate::wordpiece::train::WordCounter::with_sizes(
+            opts,
+            &split_on,
+            unit_bytes.unwrap_or(crate::wordpiece::train::UNIT_BYTES),
+            block_bytes.unwrap_or(crate::wordpiece::train::BLOCK_BYTES),
+        )
+        .map_err(to_py)?;
+        Ok(PyWordCounter {
+            counter,
+            words: None,
+        })
+    }
+
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn add_texts(
+        &mut self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<()> {
+        let threads = parallel(num_threads, None)?.threads;
+        let counter = self.counting()?;
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            counter.add_texts(&refs, threads)
+        })
+        .map_err(to_py)
+    }
+
+    /// Streams a UTF-8 file; `progress(bytes_read)` is called now and then.
+    #[pyo3(signature = (path, *, replace_errors = false, num_threads = None, progress = None))]
+    fn add_file(
+        &mut self,
+        py: Python<'_>,
+        path: &str,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let threads = parallel(num_threads, None)?.threads;
+        let counter = self.counting()?;
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(100),
+                raised: &raised,
+            };
+            counter.add_file(path, replace_errors, threads, &mut |n| p.tick(n, false))
+        });
+        finish(result, raised)
+    }
+
+    /// Counts the longest prefix of `data` that ends after whitespace (all of it when `last`);
+    /// returns its length in bytes, and the caller keeps the rest. For streams read in Python
+    /// (compressed files): `source` and `offset` (of `data[0]` in the stream) name bad UTF-8.
+    #[pyo3(signature = (data, *, last, source, offset, replace_errors = false, num_threads = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_bytes(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        last: bool,
+        source: &str,
+        offset: u64,
+        replace_errors: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<usize> {
+        let threads = parallel(num_threads, None)?.threads;
+        let counter = self.counting()?;
+        py.detach(|| counter.add_block(data, last, source, offset, replace_errors, threads))
+            .map_err(to_py)
+    }
+
+    /// (bytes, characters, bad UTF-8 sequences replaced) of the text counted.
+    fn text_stats(&self) -> (u64, u64, u64) {
+        let s = self.counter.stats;
+        (s.bytes, s.chars, s.replaced)
+    }
+
+    /// Number of distinct words and total words (merging the counts: counting ends).
+    fn sizes(&mut self) -> (usize, u64) {
+        let words = self.words();
+        (words.len(), words.total())
+    }
+
+    /// What `encoder` makes of the counted words, each weighted by its count: (tokens, unknown
+    /// tokens). Counting ends.
+    #[pyo3(signature = (encoder, *, num_threads = None))]
+    fn encode_stats(
+        &mut self,
+        py: Python<'_>,
+        encoder: PyRef<'_, PyWordPiece>,
+        num_threads: Option<usize>,
+    ) -> PyResult<(u64, u64)> {
+        let threads = parallel(num_threads, None)?.threads;
+        let words = self.words();
+        let wp = &encoder.inner;
+        py.detach(|| words.encode_stats(wp, threads)).map_err(to_py)
+    }
+
+    /// Trains on the counted words: the vocabulary, tokens in id order.
+    #[pyo3(signature = (*, vocab_size, min_frequency, special_tokens, continuing_subword_prefix, algorithm, continuation_order = None, progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn train(
+        &mut self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        special_tokens: Vec<String>,
+        continuing_subword_prefix: String,
+        algorithm: &str,
+        continuation_order: Option<Vec<String>>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let algorithm = match algorithm {
+            "score" => crate::wordpiece::train::Algorithm::Score,
+            "hf" => crate::wordpiece::train::Algorithm::Hf,
+            other => {
+                return Err(to_py(Error::Invalid(format!(
+                    "algorithm must be \"score\" or \"hf\", got {other:?}"
+                ))))
+            }
+        };
+        let opts = crate::wordpiece::train::TrainOptions {
+            vocab_size,
+            min_frequency,
+            special_tokens: &special_tokens,
+            prefix: &continuing_subword_prefix,
+            algorithm,
+            continuation_order: continuation_order.as_deref(),
+        };
+        let words = self.words();
+        let raised = Mutex::new(None);
+        let result = py.detach(|| {
+            let mut p = Progress {
+                callback: progress.as_ref(),
+                last: Instant::now(),
+                every: Duration::from_millis(200),
+                raised: &raised,
+            };
+            crate::wordpiece::train::train(words, &opts, &mut |n| p.tick(n as u64, false))
+        });
+        finish(result, raised)
+    }
+}
