@@ -4,6 +4,11 @@ report's slider and checks that the token view and the point on the compression 
 reads the hover text of a multi-byte token, and checks that there were no console errors and no
 network requests. Screenshots go to ``$BYTEPAIR_TEST_ARTIFACTS`` (default: the test's tmp dir).
 
+The hostile-page tests open the ``viz --html`` and ``report`` pages of every shipped encoding
+(each has a token with ``<!--``) and of a tokenizer made of tokens that break out of script
+blocks and headings (tests/hostile_tokens.py), loaded from a path holding the templates'
+placeholders and markup: each page must draw, log no error, and run none of the payloads.
+
 Skipped only when Chromium or selenium is missing outside CI; with ``CI`` set they must be there.
 """
 
@@ -20,8 +25,10 @@ import pytest
 
 import bytepair
 from bytepair.analysis import Corpus
+from bytepair.cli import main
 from bytepair.views import write_html
 from bytepair.views.report import write_report
+from tests.hostile_tokens import HOSTILE_TITLE, PAYLOAD, TEXT, hostile_tokenizer
 
 SAMPLE = Path(bytepair.__file__).parent / "data" / "tinyshakespeare.txt"
 SHOWN = "To be, or not to be: that is the question. 東京 café 🙂\n\tWhether 'tis nobler in the mind"
@@ -165,3 +172,105 @@ def test_viz_page_hover_shows_id_bytes_and_merge(driver: Any, tmp_path: Path, ar
     assert "merged:" in tip
     _check_clean(driver)
     driver.save_screenshot(str(artifacts / "viz.png"))
+
+
+# A directory name for the hostile tokenizer: the templates' placeholders and markup, as a path
+# given to ``viz -t`` / ``report -t`` may hold them (the page title is made from that path).
+HOSTILE_DIR = "__DATA__ __TITLE__ __STYLE__ <svg onload=window.PWNED=2> <!-- & x"
+# The corpus file's name becomes the report's source name.
+HOSTILE_CORPUS = "<svg onload=window.PWNED=3> <!-- \u2028.txt"
+VIZ_TEXT = SHOWN + " <!-- x --> </script> " + TEXT
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The ``-t`` argument for each page's tokenizer: every shipped encoding by name, and two
+    tokenizers saved under :data:`HOSTILE_DIR`: the hostile one, and one whose only merged token
+    is the script payload (with nothing else in its data to garble the markup around it, a
+    payload pasted into the heading runs)."""
+    out = {n: n for n in bytepair.list_encoding_names()}
+    for which, tok in (("hostile", hostile_tokenizer()), ("payload", hostile_tokenizer([PAYLOAD], []))):
+        path = tmp_path_factory.mktemp(which) / HOSTILE_DIR / "tok.json"
+        path.parent.mkdir()
+        tok.save(path)
+        out[which] = str(path)
+    return out
+
+
+TOKENIZERS = [*bytepair.list_encoding_names(), "hostile", "payload"]
+
+
+def _nothing_injected(driver: Any, title: str) -> None:
+    """The title is shown as text in the tab and the one heading, no payload ran, and no element
+    has an event-handler attribute (the pages set none; markup from data would)."""
+    got = driver.execute_script(
+        """return {pwned: typeof window.PWNED, title: document.title,
+                   h1: Array.from(document.querySelectorAll("h1"), e => e.textContent),
+                   handlers: Array.from(document.querySelectorAll("*")).filter(
+                     e => Array.from(e.attributes).some(a => a.name.startsWith("on"))).length,
+                   scripts: document.scripts.length}"""
+    )
+    assert got == {"pwned": "undefined", "title": title, "h1": [title], "handlers": 0, "scripts": 3}
+
+
+def _shown_ids(driver: Any) -> list[int]:
+    """The ids of the token view's segments, in order (read in one call: a round trip per span
+    would cost more than the page)."""
+    got = driver.execute_script("return Array.from(document.querySelectorAll('#view .tok'), s => s.dataset.ids).join(' ')")
+    return [int(i) for i in str(got).split()]
+
+
+@pytest.mark.parametrize("which", TOKENIZERS)
+def test_viz_page_of_hostile_tokens_draws_and_runs_no_injected_script(
+    driver: Any, tokenizers: dict[str, str], which: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = tokenizers[which]
+    page = tmp_path / "viz.html"
+    assert main(["viz", "-t", name, "--text", VIZ_TEXT, "--html", str(page)]) == 0
+    capsys.readouterr()
+    tok = bytepair.Tokenizer.from_file(name) if which in ("hostile", "payload") else bytepair.get_encoding(name)
+    _load(driver, page)
+    _nothing_injected(driver, f"bytepair viz: {name}")
+    shown = _shown_ids(driver)
+    assert shown  # a page whose data did not parse draws no token
+    assert shown == tok.encode(VIZ_TEXT, disallowed_special=())
+    assert driver.find_element("id", "summary").text.startswith(name + ": ")
+    _check_clean(driver)
+
+
+@pytest.mark.parametrize("which", TOKENIZERS)
+def test_report_page_of_hostile_tokens_draws_and_runs_no_injected_script(
+    driver: Any, tokenizers: dict[str, str], which: str, tmp_path: Path, artifacts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = tokenizers[which]
+    corpus = tmp_path / HOSTILE_CORPUS
+    corpus.write_text(VIZ_TEXT * 3, encoding="utf-8")
+    page = tmp_path / "report.html"
+    assert main(["report", "-t", name, str(corpus), "-o", str(page)]) == 0
+    capsys.readouterr()
+    _load(driver, page)
+    _nothing_injected(driver, f"bytepair report: {name}")
+    # every section drew: the sample's tokens, the curve and its point, the Zipf points, the
+    # fertility bar named after the corpus file, the merge table
+    assert driver.find_elements("css selector", "#view .tok")
+    assert driver.find_elements("css selector", "#curve polyline")
+    assert driver.find_element("id", "curve-point").get_attribute("cx")
+    assert driver.find_elements("css selector", "#zipf circle")
+    assert HOSTILE_CORPUS in driver.execute_script("return document.getElementById('fertility').textContent")
+    assert driver.find_elements("css selector", "#merges tbody tr")
+    assert driver.find_element("id", "about").text.startswith(name + ": ")
+    _check_clean(driver)
+    if which == "hostile":
+        driver.save_screenshot(str(artifacts / "report-hostile.png"))
+
+
+@pytest.mark.parametrize("text", [TEXT, f"a {PAYLOAD} b"], ids=["hostile", "payload"])
+def test_write_html_title_with_placeholders_and_markup_is_text(driver: Any, text: str, tmp_path: Path) -> None:
+    tok = hostile_tokenizer()
+    ids = tok.encode(text, allowed_special="all")
+    page = tmp_path / "viz.html"
+    write_html(page, tok, ids, title=HOSTILE_TITLE)
+    _load(driver, page)
+    _nothing_injected(driver, HOSTILE_TITLE)
+    assert _shown_ids(driver) == ids
+    _check_clean(driver)

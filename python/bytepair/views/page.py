@@ -7,35 +7,50 @@ from __future__ import annotations
 import html
 import importlib.resources
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from bytepair._display import token_repr
 from bytepair.tokenizer import Tokenizer
 
-__all__ = ["MergeInfo", "build_page", "template", "vocab_entries"]
+__all__ = ["MergeInfo", "build_page", "script_json", "template", "vocab_entries"]
 
 
 def template(name: str) -> str:
     return importlib.resources.files("bytepair.views").joinpath("templates", name).read_text("utf-8")
 
 
-def _json(data: Any) -> str:
-    # Inside <script>: "</" would end the element; "<!--" could open a comment.
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+# JSON's own escapes for the characters that mean something to the HTML parser inside a script
+# element ("<" starts "</script>" and "<!--", which end the element early or switch the parser
+# into script data's escaped states; ">" and "&" for good measure) and for U+2028 / U+2029 (line
+# terminators to older JavaScript engines). Outside strings JSON has none of these characters,
+# so the block stays valid JSON, and JSON.parse gives back the same data.
+_SCRIPT_SAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+# Every placeholder of the templates; filled in one pass (see build_page).
+_PLACEHOLDER = re.compile(r"__(?:STYLE|TOKENS_JS|TITLE|DATA)__")
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON text that can stand inside ``<script type="application/json">`` as is: no
+    ``<``, ``>``, ``&``, U+2028 or U+2029, each written as a ``\\u`` escape instead."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_SAFE)
 
 
 def build_page(name: str, title: str, data: Any) -> str:
-    page = template(name)
+    """The template ``name`` with the styles, the token-view script, ``title`` (as HTML text) and
+    ``data`` (as a JSON block, read by the page's script with JSON.parse)."""
     parts = {
         "__STYLE__": template("style.css"),
         "__TOKENS_JS__": template("tokens.js"),
         "__TITLE__": html.escape(title),
-        "__DATA__": _json(data),
+        "__DATA__": script_json(data),
     }
-    for key, value in parts.items():
-        page = page.replace(key, value)
-    return page
+    # One pass over the template: a filled value is never searched again, so a title or a token
+    # holding placeholder text stays that text (filling the placeholders one after another put
+    # the data into a title that held "__DATA__", and with it any markup of its tokens).
+    return _PLACEHOLDER.sub(lambda m: parts[m.group(0)], template(name))
 
 
 class MergeInfo:
