@@ -175,6 +175,9 @@ class Tokenizer:
         self._special_tokens = dict(specials)
         self._training: dict[str, Any] = dict(training or {})
         self._special_set = frozenset(specials)
+        # Short calls (a chat message, a few words) cost more in argument checks than in
+        # encoding: with every option at its default the checks below are skipped.
+        self._plain = self._normalize is None
         by_id = {i: t for t, i in specials.items()}
         for i in reserved:
             if i not in by_id:
@@ -665,6 +668,24 @@ class Tokenizer:
         threads, cut where the split pattern itself ends a piece: the ids are the same whatever
         the number of threads.
         """
+        if (
+            self._plain
+            and type(text) is str
+            and type(num_threads) is int
+            and num_threads == 1
+            and max_tokens is None
+            and max_bytes is None
+            and not allowed_special
+            and disallowed_special == "all"
+        ):
+            # Every special token is disallowed and none allowed: the text has none (else the
+            # checks below raise) and is then encoded as ordinary text.
+            try:
+                ids = self._core.encode_plain(text)
+                if ids is not None:
+                    return ids
+            except UnicodeEncodeError:
+                pass
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, not {type(text).__name__}")
         num_threads = _check_threads(num_threads)
@@ -680,6 +701,18 @@ class Tokenizer:
     ) -> list[int]:
         """Encodes ``text`` treating special-token text as ordinary text (threads and limits as
         in :meth:`encode`)."""
+        if (
+            self._plain
+            and type(text) is str
+            and type(num_threads) is int
+            and num_threads == 1
+            and max_tokens is None
+            and max_bytes is None
+        ):
+            try:
+                return self._core.encode_ordinary(text)
+            except UnicodeEncodeError:
+                return self._core.encode_ordinary(_repair_surrogates(text))
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, not {type(text).__name__}")
         num_threads = _check_threads(num_threads)
@@ -850,6 +883,22 @@ class Tokenizer:
         ``min(count, N + 1)``: ``count(text, limit=N) <= N`` tells whether the text fits in ``N``
         tokens, at the cost of reading only the start of a text that does not.
         """
+        if (
+            self._plain
+            and type(text) is str
+            and type(num_threads) is int
+            and num_threads == 1
+            and limit is None
+            and not allowed_special
+            and disallowed_special == "all"
+        ):
+            # As in encode(): no special token in the text, so it is counted as ordinary text.
+            try:
+                n = self._core.count_plain(text)
+                if n is not None:
+                    return n
+            except UnicodeEncodeError:
+                pass
         if not isinstance(text, str):
             raise TypeError(f"count() takes a str, not {type(text).__name__}")
         num_threads = _check_threads(num_threads)
@@ -985,6 +1034,11 @@ class Tokenizer:
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decodes ids to text; bytes that are not valid UTF-8 are handled by ``errors``
         (as in :meth:`bytes.decode`: ``"replace"``, ``"strict"``, ``"ignore"``, ...)."""
+        if type(ids) is list:  # the usual call, without decode_bytes' frame
+            try:
+                return self._core.decode_bytes(ids).decode("utf-8", errors)
+            except (OverflowError, TypeError):
+                pass
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def token_bytes(self, id: int) -> bytes:

@@ -89,6 +89,11 @@ impl SpecialSplitter {
         })
     }
 
+    /// True when `text` holds one of the special tokens.
+    pub fn occurs_in(&self, text: &str) -> bool {
+        self.automaton.as_ref().is_some_and(|ac| ac.is_match(text))
+    }
+
     pub fn max_len(&self) -> usize {
         self.specials.iter().map(String::len).max().unwrap_or(0)
     }

@@ -1570,6 +1570,11 @@ impl Encoder {
 
     /// The first occurrence (leftmost, then longest) of one of the special tokens `among`:
     /// (byte offset, id).
+    /// True when `text` holds one of the encoder's special tokens.
+    pub fn has_special(&self, text: &str) -> bool {
+        self.all_specials.occurs_in(text)
+    }
+
     pub fn find_special(&self, text: &str, among: &[Rank]) -> Result<Option<(usize, Rank)>> {
         let Some(m) = self.matcher(among)? else {
             return Ok(None);

@@ -121,6 +121,21 @@ impl PyEncoder {
         }
     }
 
+    /// A short text encoded on the calling thread, the GIL held, into a buffer kept for the
+    /// next short call.
+    fn encode_short<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: &[Rank],
+    ) -> PyResult<Bound<'py, PyList>> {
+        SHORT_IDS.with_borrow_mut(|out| {
+            out.clear();
+            self.inner.encode_into(text, allowed, out).map_err(to_py)?;
+            self.id_list(py, out)
+        })
+    }
+
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         PyList::new(
             py,
@@ -302,6 +317,9 @@ impl PyEncoder {
         chunk_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let par = parallel(num_threads, chunk_bytes)?;
+        if text.len() < HOLD_GIL_BYTES && par.threads == 1 && par.chunk_bytes.is_none() {
+            return self.encode_short(py, &text, &allowed);
+        }
         if text.len() > round_bytes(par) {
             // Large texts go in rounds, with Ctrl-C looked at between them.
             let ids = self.encode_rounds(py, &text, &allowed, par)?;
@@ -322,6 +340,37 @@ impl PyEncoder {
             })
             .map_err(to_py)?;
         self.id_list(py, &ids)
+    }
+
+    /// `encode` with every special token disallowed: the ids of `text`, or None when it holds
+    /// a special token (the caller then says which). One call where `find_special` and
+    /// `encode_ordinary` were two: what a short call costs is mostly the calls.
+    fn encode_plain<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        if self.inner.has_special(&text) {
+            return Ok(None);
+        }
+        self.encode(py, text, Vec::new(), Some(1), None).map(Some)
+    }
+
+    /// `count` with every special token disallowed and no limit: None when `text` holds a
+    /// special token (see `encode_plain`).
+    fn count_plain(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Option<usize>> {
+        if self.inner.has_special(&text) {
+            return Ok(None);
+        }
+        if text.len() < HOLD_GIL_BYTES {
+            return SHORT_IDS.with_borrow_mut(|out| {
+                out.clear();
+                self.inner.encode_ordinary_into(&text, out).map_err(to_py)?;
+                Ok(Some(out.len()))
+            });
+        }
+        self.count(py, text, Vec::new(), None, Some(1), None)
+            .map(Some)
     }
 
     #[pyo3(signature = (texts, allowed, *, num_threads=None, chunk_bytes=None))]
@@ -416,6 +465,12 @@ impl PyEncoder {
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
+        if ids.len() < HOLD_GIL_BYTES / 4 {
+            // A few tokens: the GIL is kept (see `HOLD_GIL_BYTES`).
+            let mut out = Vec::with_capacity(ids.len() * 4);
+            self.inner.decode_into(&ids, &mut out).map_err(to_py)?;
+            return Ok(PyBytes::new(py, &out));
+        }
         let bytes = py
             .detach(|| {
                 let mut out = Vec::with_capacity(ids.len() * 4);
@@ -724,6 +779,16 @@ fn flat_result<'py>(
 
 /// Bytes of input per round between two looks at pending signals: a round takes well under a
 /// second on one thread, and costs one GIL round trip.
+/// Texts shorter than this are encoded without releasing the GIL: on "hello world", releasing
+/// and taking it back (`take_gil`, `drop_gil`, their mutexes) were about a tenth of the call in
+/// `perf`, and a few words take well under a microsecond to encode.
+const HOLD_GIL_BYTES: usize = 1024;
+
+thread_local! {
+    /// The ids of short calls, reused: no allocation per call.
+    static SHORT_IDS: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 fn round_bytes(par: Parallel) -> usize {
     (8usize << 20).saturating_mul(par.threads.max(1))
 }

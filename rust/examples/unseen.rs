@@ -1,0 +1,53 @@
+//! Profiling harness (not a test): the steady state of a long run. Encodes text A to warm the
+//! piece cache, then times text B (text neither cached nor seen), in documents of about 8 KiB
+//! cut after a newline, one `encode_ordinary_into` each, then B again (repeated text).
+//! `cargo run --release --example unseen -- RANKS.tiktoken A.txt B.txt [preset]`
+use bytepair_core::bpe::encode::{Bpe, Encoder};
+use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
+
+fn documents(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let j = match text.as_bytes()[(i + 8192).min(text.len())..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            Some(k) => (i + 8192).min(text.len()) + k + 1,
+            None => text.len(),
+        };
+        out.push(&text[i..j]);
+        i = j;
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let ranks = bytepair_core::bpe::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
+    let a = std::fs::read_to_string(&args[2]).unwrap();
+    let b = std::fs::read_to_string(&args[3]).unwrap();
+    let preset = args.get(4).map_or("o200k", |p| p.as_str());
+    let pat = PRESETS.iter().find(|(n, _)| *n == preset).unwrap().1;
+    let enc = Encoder::new(
+        Bpe::from_ranks(ranks).unwrap(),
+        Pretokenizer::new(Some(pat)).unwrap(),
+        vec![],
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    for (name, text) in [("first", &a), ("unseen", &b), ("repeated", &b)] {
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        for d in documents(text) {
+            out.clear();
+            enc.encode_ordinary_into(d, &mut out).unwrap();
+            n += out.len();
+        }
+        let s = t.elapsed().as_secs_f64();
+        eprintln!(
+            "{name:>8}: {n} tokens, {:.1} MB/s",
+            text.len() as f64 / s / 1e6
+        );
+    }
+}
