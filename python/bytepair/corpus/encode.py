@@ -90,11 +90,13 @@ corpus, 1 and 2 threads, on the 2-core shared machine):
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -436,7 +438,8 @@ def encode_corpus(
     anything is written.
 
     A run that stops (killed, out of disk) resumes when started again with the same
-    arguments, to the same bytes as a run never stopped. An ``outdir`` made with another
+    arguments, to the same bytes as a run never stopped; a run into an ``outdir`` that another
+    run is writing to raises ``CorpusError`` at once. An ``outdir`` made with another
     tokenizer, other options or changed inputs is refused unless ``overwrite=True``; a shard
     or manifest edited since is detected by its sha256. ``errors="replace"`` turns bytes that
     are not UTF-8 into U+FFFD (counted in the manifest's ``replaced``) instead of failing.
@@ -505,98 +508,106 @@ def encode_corpus(
         "documents": 0,
         "replaced": 0,
     }
-    start_doc, start_skip = _prepare(out, doc, overwrite)
-    if doc["complete"]:
-        return doc
+    with _locked(out):  # made, checked, and this run's alone until it ends
+        start_doc, start_skip = _prepare(out, doc, overwrite)
+        if doc["complete"]:
+            return doc
 
-    itemsize = dt.itemsize
-    total_bytes = sum(f.size for f in files)
-    show = progress if progress is not None else sys.stderr.isatty()
-    meter = _Progress(total_bytes, bool(show))
-    Replaced.count = 0
-    state = _Writer(out, format, itemsize, shard_tokens, doc)
+        itemsize = dt.itemsize
+        total_bytes = sum(f.size for f in files)
+        show = progress if progress is not None else sys.stderr.isatty()
+        meter = _Progress(total_bytes, bool(show))
+        Replaced.count = 0
+        state = _Writer(out, format, itemsize, shard_tokens, doc)
 
-    encode = Batches(tok, dt, separator, num_threads).encode  # two output slots: one encoded, one written
+        encode = Batches(tok, dt, separator, num_threads).encode  # two output slots: one encoded, one written
 
-    done_files = 0
-    read_bytes = 0
+        done_files = 0
+        read_bytes = 0
 
-    def batches() -> Iterator[tuple[int, list[Unit]]]:
-        nonlocal done_files, read_bytes
-        index = 0
-        batch: list[Unit] = []
-        first = start_doc
-        size = 0
-        limit = min(batch_bytes, FIRST_BATCH_BYTES)  # small first batches: encoding starts sooner
-        for unit, k in _units(files, source.text_field, errors, tok):
-            if k > done_files:
-                done_files = k
-                read_bytes = sum(f.size for f in files[:k])
-            read_bytes += unit.size()
-            if index + unit.count <= start_doc:
+        def batches() -> Iterator[tuple[int, list[Unit]]]:
+            nonlocal done_files, read_bytes
+            index = 0
+            batch: list[Unit] = []
+            first = start_doc
+            size = 0
+            limit = min(batch_bytes, FIRST_BATCH_BYTES)  # small first batches: encoding starts sooner
+            for unit, k in _units(files, source.text_field, errors, tok):
+                if k > done_files:
+                    done_files = k
+                    read_bytes = sum(f.size for f in files[:k])
+                read_bytes += unit.size()
+                if index + unit.count <= start_doc:
+                    index += unit.count
+                    continue
+                if index < start_doc:  # resuming inside a unit of several documents
+                    unit = unit.after(start_doc - index)
+                    index = start_doc
+                # A batch is of one kind (texts, file ranges, or documents of JSON-lines blocks), and
+                # (unless one unit is) at most an eighth
+                # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
+                # RSS from about 210 to 230 MB).
+                if batch and (batch[-1].kind() != unit.kind() or size + unit.size() > limit + limit // 8):
+                    yield first, batch
+                    first, batch, size = index, [], 0
+                    limit = min(batch_bytes, limit * 2)
+                batch.append(unit)
+                size += unit.size()
                 index += unit.count
-                continue
-            if index < start_doc:  # resuming inside a unit of several documents
-                unit = unit.after(start_doc - index)
-                index = start_doc
-            # A batch is of one kind (texts, file ranges, or documents of JSON-lines blocks), and
-            # (unless one unit is) at most an eighth
-            # over its limit: two 8 MiB ranges of a large file and not a third (which took peak
-            # RSS from about 210 to 230 MB).
-            if batch and (batch[-1].kind() != unit.kind() or size + unit.size() > limit + limit // 8):
+                if size >= limit:
+                    yield first, batch
+                    first, batch, size = index, [], 0
+                    limit = min(batch_bytes, limit * 2)
+            if batch:
                 yield first, batch
-                first, batch, size = index, [], 0
-                limit = min(batch_bytes, limit * 2)
-            batch.append(unit)
-            size += unit.size()
-            index += unit.count
-            if size >= limit:
-                yield first, batch
-                first, batch, size = index, [], 0
-                limit = min(batch_bytes, limit * 2)
-        if batch:
-            yield first, batch
 
-    if backend == "dask":
-        from bytepair.corpus.dask import encode_on_dask
+        if backend == "dask":
+            from bytepair.corpus.dask import encode_on_dask
 
+            try:
+                encode_on_dask(client, tok, files, out, state, source.text_field, dt, separator, num_threads,
+                               batch_bytes, start_doc, start_skip)
+                state.finish(replaced=0)
+            except BaseException:
+                state.abort()
+                raise
+            return doc
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-encode")
         try:
-            encode_on_dask(client, tok, files, out, state, source.text_field, dt, separator, num_threads,
-                           batch_bytes, start_doc, start_skip)
-            state.finish(replaced=0)
-        except BaseException:
-            state.abort()
-            raise
-        return doc
-
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bytepair-encode")
-    try:
-        pending: tuple[Future[tuple[NDArray[Any], NDArray[np.int64]]], int, list[Unit]] | None = None
-        skip = start_skip
-        for first, units in batches():
-            job = pool.submit(encode, units)
+            pending: tuple[Future[tuple[NDArray[Any], NDArray[np.int64]]], int, list[Unit]] | None = None
+            skip = start_skip
+            for first, units in batches():
+                job = pool.submit(encode, units)
+                if pending is not None:
+                    ids, offsets = pending[0].result()
+                    state.add(ids, offsets, pending[1], pending[2], skip)
+                    del ids, offsets  # views of an output slot the batch after next reuses
+                    skip = 0
+                    meter.update(min(read_bytes, total_bytes), state.written)
+                pending = (job, first, units)
             if pending is not None:
                 ids, offsets = pending[0].result()
                 state.add(ids, offsets, pending[1], pending[2], skip)
-                del ids, offsets  # views of an output slot the batch after next reuses
-                skip = 0
-                meter.update(min(read_bytes, total_bytes), state.written)
-            pending = (job, first, units)
-        if pending is not None:
-            ids, offsets = pending[0].result()
-            state.add(ids, offsets, pending[1], pending[2], skip)
-        state.finish(replaced=Replaced.count)
-        meter.update(total_bytes, state.written, final=True)
-    except BaseException:
-        state.abort()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    return doc
+            state.finish(replaced=Replaced.count)
+            meter.update(total_bytes, state.written, final=True)
+        except BaseException:
+            state.abort()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return doc
 
 
-def _prepare(out: str, doc: dict[str, Any], overwrite: bool) -> tuple[int, int]:
-    """Makes or checks ``out``; returns where to start: (document index, tokens to skip)."""
+LOCK_NAME = ".encode-corpus.lock"
+
+
+@contextmanager
+def _locked(out: str) -> Iterator[None]:
+    """Makes and checks ``out`` and holds its lock file while the block runs: a second run
+    into the same directory would delete the first's temporary shards and write the same
+    shards. An ``flock`` is released by the kernel when its process ends, killed or not, so a
+    killed run never leaves the directory locked (only the file, taken over by the next run)."""
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
@@ -605,6 +616,45 @@ def _prepare(out: str, doc: dict[str, Any], overwrite: bool) -> tuple[int, int]:
         raise CorpusError(f"{out} is not a directory")
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(13, "the output directory is not writable", out)
+    if sys.platform == "win32":  # no flock: unlocked, as before
+        yield
+        return
+    import fcntl
+
+    path = os.path.join(out, LOCK_NAME)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise CorpusError(
+                f"{out} is in use by another encode-corpus run (process {holder}); "
+                "wait for it to finish, or write to another directory"
+            ) from None
+        except OSError as e:  # a file system without locks (some network ones): unlocked, as before
+            if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                os.close(fd)
+                raise
+        try:  # the run before may have removed the file between our open and our lock
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # named in a second run's error
+        yield
+    finally:
+        with suppress(OSError):
+            os.unlink(path)  # while still locked: a run that opened it retries on a new file
+        os.close(fd)
+
+
+def _prepare(out: str, doc: dict[str, Any], overwrite: bool) -> tuple[int, int]:
+    """Checks ``out`` (made and locked); returns where to start: (document index, tokens to skip)."""
     for name in os.listdir(out):  # temporary files of a run that was killed
         if name.startswith((".shard_", ".part_", "." + manifest.NAME + ".")) and name.endswith(".tmp"):
             os.unlink(os.path.join(out, name))
@@ -700,8 +750,11 @@ class _Writer:
             pos = end
             if closable and self.shard.tokens >= self.shard_tokens:
                 if pos < n:
+                    # ``ids`` hold the first unit whole, its skipped tokens included (``pos``
+                    # started at ``skip``): the tokens of unit ``d`` written are ``pos`` less
+                    # its offset, with nothing to add for the skip.
                     d = int(np.searchsorted(offsets, pos, side="right")) - 1
-                    nxt = (first + d, pos - int(offsets[d]) + (skip if d == 0 else 0))
+                    nxt = (first + d, pos - int(offsets[d]))
                 else:
                     nxt = (first + len(starts), 0)
                 self._close(nxt, complete=False)

@@ -170,19 +170,3 @@ class ShardWriter:
 
 def file_sha256(path: str) -> str:
     return str(file_hash(path).hexdigest())
-
-
-def token_region(fmt: str, path: str, itemsize: int) -> tuple[int, int]:
-    """(byte offset, token count) of the tokens in a shard's (first) file, from its header."""
-    size = os.path.getsize(path)
-    if fmt == "llmc":
-        with open(path, "rb") as f:
-            header = np.frombuffer(f.read(LLMC_HEADER_BYTES), dtype="<i4")
-        return LLMC_HEADER_BYTES, int(header[2])
-    if fmt == "npy":
-        with open(path, "rb") as f:
-            np.lib.format.read_magic(f)
-            np.lib.format.read_array_header_1_0(f)
-            offset = f.tell()
-        return offset, (size - offset) // itemsize
-    return 0, size // itemsize

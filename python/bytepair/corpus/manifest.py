@@ -61,6 +61,8 @@ def read(outdir: str) -> dict[str, Any] | None:
     path = os.path.join(outdir, NAME)
     if not os.path.exists(path):
         return None
+    if not os.path.isfile(path):  # a FIFO would block the read, a device never end
+        raise CorpusError(f"{path} is not a regular file")
     try:
         with open(path, "rb") as f:
             doc = json.loads(f.read())

@@ -4,6 +4,8 @@ of token ids, the thing a training loop samples from."""
 from __future__ import annotations
 
 import os
+import stat
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,12 +33,26 @@ class Shards:
         self.eot: int | None = opts["eot"]
         self.eot_position: str | None = opts["eot_position"]
         self.arrays: list[np.memmap[Any, Any]] = []
-        for shard in doc["shards"]:
-            path = os.path.join(outdir, shard["files"][0]["name"])
-            offset, count = formats.token_region(self.format, path, self.dtype.itemsize)
-            if count != shard["tokens"]:
-                raise CorpusError(f"{path} holds {count} tokens, the manifest says {shard['tokens']}")
-            self.arrays.append(np.memmap(path, dtype=self.dtype, mode="r", offset=offset, shape=(count,)))
+        self.lengths: list[np.ndarray[Any, Any]] = []  # Megatron: each shard's document lengths
+        itemsize = self.dtype.itemsize
+        where = os.path.join(outdir, manifest.NAME)
+        for k, shard in enumerate(doc["shards"]):
+            try:
+                names = [f["name"] for f in shard["files"]]
+                sizes = [f["bytes"] for f in shard["files"]]
+                count = shard["tokens"]
+            except (KeyError, TypeError) as e:
+                raise CorpusError(f"{where}: shard {k} is not described ({e!r})") from None
+            if names != formats.shard_names(self.format, k) or not isinstance(count, int) or count < 1:
+                raise CorpusError(f"{where}: shard {k} is not described as written")
+            paths = [os.path.join(outdir, n) for n in names]
+            for path, size in zip(paths, sizes):  # truncated or grown since written: not read at all
+                if (actual := _regular_size(path)) != size:
+                    raise CorpusError(f"{path} holds {actual} bytes, the manifest says {size} (truncated?)")
+            offset = _check_header(self.format, paths[0], itemsize, count)
+            if self.format == "megatron":
+                self.lengths.append(_megatron_lengths(paths[1], itemsize, count))
+            self.arrays.append(np.memmap(paths[0], dtype=self.dtype, mode="r", offset=offset, shape=(count,)))
         self.starts = np.zeros(len(self.arrays) + 1, dtype=np.int64)
         np.cumsum([len(a) for a in self.arrays], out=self.starts[1:])
 
@@ -76,9 +92,8 @@ class Shards:
         """Each document's ids in order (the Megatron index, or the end-of-text tokens)."""
         if self.format == "megatron":
             pos = 0
-            for shard in self.manifest["shards"]:
-                idx = os.path.join(self.outdir, shard["files"][1]["name"])
-                for length in _megatron_lengths(idx):
+            for lengths in self.lengths:
+                for length in lengths.tolist():
                     yield self[pos : pos + length]
                     pos += length
             return
@@ -92,13 +107,49 @@ class Shards:
             yield self[int(a) : int(b)]
 
 
-def _megatron_lengths(path: str) -> np.ndarray[Any, Any]:
+def _regular_size(path: str) -> int:
+    """The size of ``path``, refused unless a regular file: reading a FIFO blocks until a
+    writer comes, and a device (``/dev/zero``) never ends."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise CorpusError(f"{path} is not a regular file")
+    return st.st_size
+
+
+def _check_header(fmt: str, path: str, itemsize: int, count: int) -> int:
+    """Where the tokens of a shard's first file start, once its header (the one this module's
+    writer puts, byte for byte) and its size agree with ``count`` tokens."""
+    header = formats.header_bytes(fmt, itemsize, count)
+    with open(path, "rb") as f:
+        if f.read(len(header)) != header:
+            raise CorpusError(f"{path}: not the {fmt} header of {count:,} tokens of {itemsize * 8}-bit ids (damaged?)")
+    if _regular_size(path) != len(header) + count * itemsize:
+        raise CorpusError(f"{path} does not hold the {count:,} tokens its header and the manifest give")
+    return len(header)
+
+
+def _megatron_lengths(path: str, itemsize: int, tokens: int) -> np.ndarray[Any, Any]:
+    """The document lengths of a Megatron ``.idx``, checked whole: header, counts against the
+    file's size, lengths against the ``.bin``'s tokens, byte offsets against the lengths."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:9] != formats.MEGATRON_MAGIC:
+    if data[:9] != formats.MEGATRON_MAGIC or len(data) < 34:
         raise CorpusError(f"{path} is not a Megatron index")
-    n = int.from_bytes(data[18:26], "little")
-    return np.frombuffer(data, dtype="<i4", count=n, offset=34)
+    version, code, n, ndoc = struct.unpack("<QBQQ", data[9:34])
+    if version != 1 or code != formats.MEGATRON_CODES[itemsize]:
+        want = formats.MEGATRON_CODES[itemsize]
+        raise CorpusError(f"{path}: Megatron index version {version}, dtype code {code}; written: 1 and {want}")
+    if ndoc != n + 1 or len(data) != 34 + 20 * n + 8:
+        raise CorpusError(f"{path}: {len(data)} bytes, not those of a Megatron index of {n} sequences (damaged?)")
+    lengths = np.frombuffer(data, dtype="<i4", count=n, offset=34).astype(np.int64)
+    pointers = np.frombuffer(data, dtype="<i8", count=n, offset=34 + 4 * n)
+    doc_index = np.frombuffer(data, dtype="<i8", count=n + 1, offset=34 + 12 * n)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    if (lengths < 0).any() or int(starts[-1]) != tokens:
+        raise CorpusError(f"{path}: the document lengths do not add up to the {tokens:,} tokens of the .bin (damaged?)")
+    if not np.array_equal(pointers, starts[:-1] * itemsize) or not np.array_equal(doc_index, np.arange(n + 1)):
+        raise CorpusError(f"{path}: the offsets do not follow the document lengths (damaged?)")
+    return lengths
 
 
 def open_shards(outdir: str | os.PathLike[str]) -> Shards:
