@@ -126,11 +126,19 @@ pub fn encode(data: &[u8]) {
     let chunked = Parallel {
         threads: 1,
         chunk_bytes: Some(1 + (head as usize % 7)),
+        segments: head % 2 == 0,
     };
     let parts = encoder
         .encode_texts(&[text], &[], chunked)
         .expect("encode in chunks");
-    assert_eq!(parts, vec![ids], "chunks change the ids");
+    assert_eq!(parts, vec![ids.clone()], "chunks change the ids");
+
+    // The second time, a text of 64 bytes or more comes from the segment cache.
+    let mut again = Vec::new();
+    encoder
+        .encode_ordinary_into(text, &mut again)
+        .expect("encode again");
+    assert_eq!(again, ids, "the segment cache changes the ids");
 
     let with = format!("{text}<|x|>{text}");
     let mut ids = Vec::new();

@@ -74,6 +74,8 @@ mod cache;
 mod inline;
 // The tokens of 9 to 16 bytes, found by two words.
 mod tokens16;
+// Whole texts and their ids, for text seen before.
+mod segments;
 
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;
@@ -1436,12 +1438,17 @@ enum Item<'t> {
 pub struct Parallel {
     pub threads: usize,
     pub chunk_bytes: Option<usize>,
+    /// Whether texts are looked up in, and kept in, the segment cache (`segments`): calls
+    /// from users yes; corpus encoding no, since a corpus is read once and its documents
+    /// would only take the memory.
+    pub segments: bool,
 }
 
 impl Parallel {
     pub const SERIAL: Parallel = Parallel {
         threads: 1,
         chunk_bytes: None,
+        segments: true,
     };
 }
 
@@ -1472,6 +1479,8 @@ pub struct Encoder {
     matchers: Mutex<FxHashMap<Vec<Rank>, Arc<Matcher>>>,
     /// The piece cache, shared by all threads.
     cache: PieceCache,
+    /// Whole texts seen before and their ids, shared by all threads.
+    segments: segments::SegmentCache,
 }
 
 impl Encoder {
@@ -1512,6 +1521,7 @@ impl Encoder {
             all_specials,
             matchers: Mutex::default(),
             cache: PieceCache::default(),
+            segments: segments::SegmentCache::default(),
         })
     }
 
@@ -1533,6 +1543,17 @@ impl Encoder {
     /// Empties the piece cache (benchmarks use it to measure encoding from a cold start).
     pub fn clear_cache(&self) {
         self.cache.clear();
+        self.segments.clear();
+    }
+
+    /// Sets the segment cache's budget in bytes (0 turns it off) and empties it.
+    pub fn set_segment_cache(&self, bytes: usize) {
+        self.segments.set_budget(bytes);
+    }
+
+    /// The segment cache's budget in bytes (0: off).
+    pub fn segment_cache(&self) -> usize {
+        self.segments.budget()
     }
 
     pub(crate) fn matcher(&self, ids: &[Rank]) -> Result<Option<Arc<Matcher>>> {
@@ -1634,6 +1655,29 @@ impl Encoder {
         )
     }
 
+    /// `encode_chunk` through the segment cache when `segments` is set: a text without
+    /// special tokens to match, of a size the cache takes, is looked up whole first, and kept
+    /// with its ids when it was not there.
+    pub(crate) fn encode_text(
+        &self,
+        text: &str,
+        matcher: Option<&Matcher>,
+        out: &mut Vec<Rank>,
+        segments: bool,
+    ) -> Result<()> {
+        if !segments || matcher.is_some() || !self.segments.takes(text.len()) {
+            return self.encode_chunk(text, matcher, out);
+        }
+        let h = segments::hash_text(text.as_bytes());
+        if self.segments.get_into(text.as_bytes(), h, out) {
+            return Ok(());
+        }
+        let start = out.len();
+        self.encode_chunk(text, None, out)?;
+        self.segments.insert(text.as_bytes(), h, &out[start..]);
+        Ok(())
+    }
+
     pub(crate) fn encode_chunk(
         &self,
         text: &str,
@@ -1728,13 +1772,13 @@ impl Encoder {
 
     /// Encodes text with no special tokens.
     pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        self.encode_chunk(text, None, out)
+        self.encode_text(text, None, out, true)
     }
 
     /// Encodes text in which the special tokens `allowed` become their ids.
     pub fn encode_into(&self, text: &str, allowed: &[Rank], out: &mut Vec<Rank>) -> Result<()> {
         let m = self.matcher(allowed)?;
-        self.encode_chunk(text, m.as_deref(), out)
+        self.encode_text(text, m.as_deref(), out, true)
     }
 
     /// `text` cut into chunks of about `size` bytes where encoding them one by one gives the
@@ -1784,7 +1828,7 @@ impl Encoder {
             // One piece of work per text: each text's ids are its own.
             let one = |t: &&str| {
                 let mut out = Vec::with_capacity(t.len() / 4);
-                self.encode_chunk(t, m, &mut out).map(|_| out)
+                self.encode_text(t, m, &mut out, par.segments).map(|_| out)
             };
             return crate::threads::run(par.threads, || {
                 if par.threads == 1 {
@@ -1796,7 +1840,7 @@ impl Encoder {
         }
         let one = |&(_, c): &(usize, &str)| {
             let mut out = Vec::with_capacity(c.len() / 4);
-            self.encode_chunk(c, m, &mut out).map(|_| out)
+            self.encode_text(c, m, &mut out, par.segments).map(|_| out)
         };
         let parts: Vec<Vec<Rank>> = crate::threads::run(par.threads, || {
             if par.threads == 1 {
@@ -2114,6 +2158,7 @@ mod tests {
                 let par = Parallel {
                     threads,
                     chunk_bytes: Some(size),
+                    segments: false,
                 };
                 assert_eq!(
                     enc.encode_texts(&[&text], &[300, 301], par).unwrap()[0],

@@ -308,7 +308,7 @@ impl Encoder {
             buf.reserve(mine.iter().map(|(_, c)| c.len()).sum::<usize>() / 3);
             let mut ends = Vec::with_capacity(mine.len());
             for &(_, c) in mine {
-                self.encode_chunk(c, m, buf)?;
+                self.encode_text(c, m, buf, par.segments)?;
                 ends.push(buf.len());
             }
             Ok(ends)
@@ -529,6 +529,7 @@ mod tests {
             let par = Parallel {
                 threads,
                 chunk_bytes: chunk,
+                segments: false,
             };
             for sep in [None, Some(true), Some(false)] {
                 let separator = sep.map(|prepend| Separator { id: 9, prepend });
@@ -565,6 +566,7 @@ mod tests {
             let par = Parallel {
                 threads,
                 chunk_bytes: Some(3),
+                segments: false,
             };
             let sep = Some(Separator { id: 9, prepend });
             let parts = enc
@@ -610,6 +612,7 @@ mod tests {
                 let par = Parallel {
                     threads,
                     chunk_bytes: [None, Some(50), Some(1000)][(b + round) % 3],
+                    segments: (b + round) % 2 == 0,
                 };
                 let sep = Some(Separator {
                     id: 9,
@@ -767,6 +770,7 @@ mod tests {
                     let par = Parallel {
                         threads,
                         chunk_bytes: None,
+                        segments: true,
                     };
                     let whole = enc.encode_parts(&texts, allowed, separator, par).unwrap();
                     let mut want = vec![0u8; whole.total() * 4];

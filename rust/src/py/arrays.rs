@@ -103,7 +103,11 @@ impl PyBatchEncoder {
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let par = parallel(num_threads, chunk_bytes)?;
+        // A corpus is read once: its documents are not kept in the segment cache.
+        let par = Parallel {
+            segments: false,
+            ..parallel(num_threads, chunk_bytes)?
+        };
         let mut scratch = self.scratch()?;
         self.encode_refs(
             py,
@@ -133,7 +137,11 @@ impl PyBatchEncoder {
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
-        let par = parallel(num_threads, chunk_bytes)?;
+        // A corpus is read once: its documents are not kept in the segment cache.
+        let par = Parallel {
+            segments: false,
+            ..parallel(num_threads, chunk_bytes)?
+        };
         let mut refs: Vec<&str> = Vec::new();
         for (block, lo, hi) in &blocks {
             let block = block.get();
@@ -176,7 +184,11 @@ impl PyBatchEncoder {
         chunk_bytes: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>, u64)> {
-        let par = parallel(num_threads, chunk_bytes)?;
+        // A corpus is read once: its documents are not kept in the segment cache.
+        let par = Parallel {
+            segments: false,
+            ..parallel(num_threads, chunk_bytes)?
+        };
         let mut scratch = self.scratch()?;
         let scratch = &mut *scratch;
         let replaced = py

@@ -189,7 +189,9 @@ impl PyEncoder {
                         .enumerate()
                         .for_each_with(tx, |tx, (w, &(_, chunk))| {
                             let mut ids = Vec::with_capacity(chunk.len() / 4);
-                            let result = inner.encode_chunk(chunk, m, &mut ids).map(|_| ids);
+                            let result = inner
+                                .encode_text(chunk, m, &mut ids, par.segments)
+                                .map(|_| ids);
                             let _ = tx.send((w, result));
                         })
                 })
@@ -448,9 +450,19 @@ impl PyEncoder {
         .map_err(to_py)
     }
 
-    /// Empties the piece caches (for benchmarks that measure a cold start).
+    /// Empties the piece and segment caches (for benchmarks that measure a cold start).
     fn clear_cache(&self) {
         self.inner.clear_cache()
+    }
+
+    /// The segment cache's budget in bytes (0: off); with `max_bytes`, sets it first (and
+    /// empties the cache).
+    #[pyo3(signature = (max_bytes=None))]
+    fn segment_cache(&self, max_bytes: Option<usize>) -> usize {
+        if let Some(b) = max_bytes {
+            self.inner.set_segment_cache(b);
+        }
+        self.inner.segment_cache()
     }
 
     /// (byte offset, id) of the first special token among `among` found in `text`, or None.

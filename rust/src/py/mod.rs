@@ -133,6 +133,7 @@ fn parallel(num_threads: Option<usize>, chunk_bytes: Option<usize>) -> PyResult<
     Ok(Parallel {
         threads,
         chunk_bytes,
+        segments: true,
     })
 }
 
