@@ -19,12 +19,16 @@ Sections (ratios are bytepair / peer: above 1 is bytepair ahead):
          second of the process's CPU time on one thread (a busy machine's waits left out), of
          wall time on more. Every peer's ids on B are checked against bytepair's (a hash of the uint32
          ids): "exact" column.
+  cliff  one repeated character or short unit ("\\n", a digit, "e" + U+0301, a letter, a
+         space, "ab"), 4 MB and 32 MB of it, encode_ordinary in a fresh process each: the time
+         at 32 MB over the time at 4 MB (linear: 8).
   short  encode_ordinary / encode / count / decode of a few words, in ns per call (best of
          --repeat runs of 100,000 calls), one pinned process per tool: bytepair, tiktoken,
          fastokens, gigatoken (count is len(encode(..)) where a peer has none).
 
 Floors (from the encode-speed issue) are printed as PASS/FAIL: every table row bytepair >=
-1.0x fastokens and gigatoken on unseen and repeated text; every short call <= tiktoken's.
+1.0x fastokens and gigatoken on unseen and repeated text; every short call <= tiktoken's;
+every cliff row <= 9x.
 The corpus command against the array path and gigatoken is `bench/bench_corpus.py`; WordPiece
 against nanotoken is `bench/bench_wordpiece.py`. These are benchmarks, not tests.
 
@@ -180,6 +184,38 @@ def worker(args: argparse.Namespace) -> None:
     print(json.dumps(res))
 
 
+CLIFF_UNITS = ["\n", "7", "e\u0301", "a", " ", "ab"]
+
+
+def cliff_worker(args: argparse.Namespace) -> None:
+    import bytepair
+
+    e = bytepair.get_encoding(args.encoding)
+    unit = CLIFF_UNITS[int(args.corpus)]
+    text = unit * (int(args.mb * 2**20) // len(unit.encode()))
+    t = time.perf_counter()
+    e.encode_ordinary(text)
+    print(json.dumps({"seconds": time.perf_counter() - t}))
+
+
+def cliff(args: argparse.Namespace, tmp: Path, out: dict[str, Any]) -> list[str]:
+    fails: list[str] = []
+    print("\ncliff: encode_ordinary of one repeated unit, seconds at 4 / 32 MB, and their ratio")
+    for enc in args.encodings:
+        for i, unit in enumerate(CLIFF_UNITS):
+            times = []
+            for mb in (4, 32):
+                r = run(["--cliff", "--encoding", enc, "--corpus", str(i), "--mb", str(mb), "--tmp", str(tmp)],
+                        1, args.timeout)
+                times.append(r["seconds"] if isinstance(r, dict) else float("nan"))
+            ratio = times[1] / times[0]
+            out[f"cliff/{enc}/{unit!r}"] = times
+            print(f"  {enc:<12} {unit!r:<10} {times[0]:7.3f} {times[1]:7.3f}   x{ratio:.1f}")
+            if not ratio <= 9:
+                fails.append(f"cliff {enc} {unit!r}: {ratio:.1f}x for 8x the text")
+    return fails
+
+
 def short_worker(args: argparse.Namespace) -> None:
     tmp = Path(args.tmp)
     enc = args.encoding
@@ -313,7 +349,7 @@ def short(args: argparse.Namespace, tmp: Path, tools: list[str], out: dict[str, 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--only", choices=["table", "short"], help="one section")
+    p.add_argument("--only", choices=["table", "short", "cliff"], help="one section")
     p.add_argument("--tools", default=",".join(TOOLS))
     p.add_argument("--encodings", default=",".join(ENCODINGS))
     p.add_argument("--corpora", default=",".join(CORPORA))
@@ -326,6 +362,7 @@ def main() -> None:
     # worker modes
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--short", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--cliff", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--tool", help=argparse.SUPPRESS)
     p.add_argument("--shape", help=argparse.SUPPRESS)
     p.add_argument("--encoding", help=argparse.SUPPRESS)
@@ -337,6 +374,8 @@ def main() -> None:
         return worker(args)
     if args.short:
         return short_worker(args)
+    if args.cliff:
+        return cliff_worker(args)
     args.encodings = args.encodings.split(",")
     args.corpora = args.corpora.split(",")
     args.threads = [int(t) for t in args.threads.split(",")]
@@ -350,6 +389,8 @@ def main() -> None:
             fails += table(args, Path(d), tools, out)
         if args.only in (None, "short"):
             fails += short(args, Path(d), tools, out)
+        if args.only in (None, "cliff"):
+            fails += cliff(args, Path(d), out)
     print("\nfloors:", "PASS" if not fails else "FAIL")
     for f in fails:
         print("  below:", f)

@@ -16,7 +16,9 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::text::pretok::{is_independent_cut, whitespace_run_start, Preset, Pretokenizer};
+use crate::text::pretok::{
+    is_independent_cut, whitespace_run_start, Preset, Pretokenizer, MAX_RUN,
+};
 
 pub type PieceMap = FxHashMap<Box<[u8]>, u64>;
 
@@ -128,6 +130,7 @@ pub fn cut_before(
         return None;
     }
     let mut end = near.min(text.len());
+    let gpt2 = pretok.preset() == Some(Preset::Gpt2);
     while end > min {
         let nl = memchr::memrchr(b'\n', &text[min..end])? + min;
         if let Some(cut) = cut_at_newline(pretok, specials, text, nl) {
@@ -135,9 +138,40 @@ pub fn cut_before(
                 return Some(cut);
             }
         }
-        end = nl;
+        end = if gpt2 {
+            gpt2_skip_back(text, nl, min)
+        } else {
+            // cl100k and o200k cut after a newline that the run of whitespace ends with: the
+            // newlines of the run before `nl` are followed by whitespace, and make no cut.
+            let mut t = nl;
+            while t > min && text[t - 1].is_ascii_whitespace() {
+                t -= 1;
+            }
+            t
+        };
     }
     None
+}
+
+/// Where `cut_before` goes on after GPT-2's cut for the newline at `nl` failed. Every newline
+/// `p` of the whitespace run holding `nl` (true start `t`) offers the cut `max(p + 1 - MAX_RUN,
+/// t)`: `t` for the first `MAX_RUN` bytes of the run, and after those a cut with whitespace
+/// before it, which fails. So a run needs one look, not one per newline (each a walk of up to
+/// `MAX_RUN` bytes: 16 MB of newlines took seconds).
+fn gpt2_skip_back(text: &[u8], nl: usize, min: usize) -> usize {
+    let mut t = nl;
+    while t > min && text[t - 1].is_ascii_whitespace() {
+        t -= 1;
+    }
+    if t == min && min > 0 && text[min - 1].is_ascii_whitespace() {
+        // The run starts before `min`: its cuts are at or before `min`, or fail.
+        return min;
+    }
+    if nl - t < MAX_RUN {
+        t // `nl` offered `t`, which failed; so would every newline of the run
+    } else {
+        t + MAX_RUN // the newlines from here to `nl` offer cuts that fail; those before, `t`
+    }
 }
 
 /// The first cut in `text[from..=until]` that changes no piece and splits no special token (the
@@ -153,6 +187,7 @@ pub fn cut_after(
         return None;
     }
     let until = until.min(text.len());
+    let gpt2 = pretok.preset() == Some(Preset::Gpt2);
     let mut start = from.saturating_sub(1); // a newline at from - 1 makes a cut at `from`
     while start < until {
         let nl = memchr::memchr(b'\n', &text[start..until])? + start;
@@ -162,6 +197,15 @@ pub fn cut_after(
             }
         }
         start = nl + 1;
+        // GPT-2: the later newlines of this whitespace run offer the cut that just failed, or
+        // one with whitespace before it (see `gpt2_skip_back`): go on after the run.
+        // cl100k and o200k: only the run's last byte, if a newline, can make a cut.
+        while start < until && text[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        if !gpt2 && start > nl + 1 {
+            start -= 1;
+        }
     }
     None
 }
@@ -556,7 +600,80 @@ pub fn merge_weighted(maps: &[(&PieceMap, u64)], denominator: u64) -> Result<Pie
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::pretok::GPT4;
+    use crate::text::pretok::{GPT2, GPT4, O200K};
+
+    /// `cut_before` and `cut_after` as they were, looking at every newline: the skips over
+    /// whitespace runs must find the same cuts.
+    fn naive_cuts(
+        pretok: &Pretokenizer,
+        specials: &SpecialSplitter,
+        text: &[u8],
+        a: usize,
+        b: usize,
+    ) -> (Option<usize>, Option<usize>) {
+        let nls: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'\n').collect();
+        let before = nls
+            .iter()
+            .rev()
+            .filter(|&&nl| nl >= a && nl < b.min(text.len()))
+            .find_map(|&nl| {
+                cut_at_newline(pretok, specials, text, nl).filter(|&c| c > a && c <= b.min(nl + 1))
+            });
+        let from = a;
+        let until = b.min(text.len());
+        let after = nls
+            .iter()
+            .filter(|&&nl| nl + 1 >= from && nl < until)
+            .find_map(|&nl| {
+                cut_at_newline(pretok, specials, text, nl).filter(|&c| c >= from && c <= until)
+            });
+        (before, after)
+    }
+
+    #[test]
+    fn cuts_skip_whitespace_runs_without_missing_a_cut() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let parts = [
+            "\n", "\n", " ", "\t", "\r\n", "a", "b.", "\u{e9}", "/", "x ",
+        ];
+        let specials = SpecialSplitter::new(&["<|s|>".to_string()]).unwrap();
+        for pattern in [GPT2, GPT4, O200K] {
+            let pretok = Pretokenizer::new(Some(pattern)).unwrap();
+            for _ in 0..5000 {
+                let mut text = String::new();
+                for _ in 0..next(40) {
+                    let run = if next(4) == 0 { 1 + next(150) } else { 1 };
+                    let part = parts[next(parts.len() as u64) as usize];
+                    for _ in 0..run {
+                        text.push_str(part);
+                    }
+                }
+                let b = text.as_bytes();
+                let (a, z) = (
+                    next(b.len() as u64 + 1) as usize,
+                    next(b.len() as u64 + 2) as usize,
+                );
+                let (lo, hi) = (a.min(z), a.max(z));
+                let (want_before, want_after) = naive_cuts(&pretok, &specials, b, lo, hi);
+                assert_eq!(
+                    cut_before(&pretok, &specials, b, lo, hi),
+                    want_before,
+                    "{text:?} {lo} {hi}"
+                );
+                assert_eq!(
+                    cut_after(&pretok, &specials, b, lo, hi),
+                    want_after,
+                    "{text:?} {lo} {hi}"
+                );
+            }
+        }
+    }
 
     fn counter(specials: &[&str]) -> PieceCounter {
         let specials: Vec<String> = specials.iter().map(|s| s.to_string()).collect();

@@ -229,11 +229,14 @@ pub fn is_independent_cut(preset: Preset, text: &[u8], cut: usize) -> bool {
         return text[cut].is_ascii_whitespace() && solid_before(cut);
     }
     // o200k's punctuation piece `O+[\r\n/]*` goes on through a `/` after its newlines
-    // (`:\n/` is one piece, one token): no cut before a `/` there.
+    // (`:\n/` is one piece, one token): no cut before a `/` there. Y is looked at before the
+    // walk back over the run: inside a run of newlines Y is whitespace, and that walk for each
+    // of them made a long run cost `MAX_RUN` steps a byte.
     text[cut - 1] == b'\n'
+        && !text[cut].is_ascii_whitespace()
         && !(preset == Preset::O200k && text[cut] == b'/')
-        && solid_before(whitespace_run_start(text, cut))
         && char_class_at(text, cut).is_some_and(|k| k & WS == 0)
+        && solid_before(whitespace_run_start(text, cut))
 }
 
 /// Whitespace runs longer than this make no cut (bounds the work per newline).
