@@ -101,3 +101,22 @@ def test_the_budget_comes_from_the_environment() -> None:
         env = dict(os.environ, BYTEPAIR_SEGMENT_CACHE_MB=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         assert int(out.stdout) == want, value
+
+
+def test_wordpiece_texts_again_give_hfs_ids() -> None:
+    """WordPiece keeps whole texts too (ids only: a call with offsets always encodes)."""
+    from tests.test_wordpiece import SENTENCES, hf_trained, ours
+
+    hf = hf_trained()
+    tok = ours(hf)
+    tok._core.segment_cache(1 << 20)
+    texts = [" ".join(SENTENCES[i:] + SENTENCES[:i]) for i in range(len(SENTENCES))]
+    texts += [t[:63] for t in texts] + [t[:64] for t in texts] + [t * 200 for t in texts[:2]]
+    want = [hf.encode(t, add_special_tokens=False) for t in texts]
+    for _ in range(3):
+        assert [tok.encode(t) for t in texts] == [w.ids for w in want]
+        for threads in (1, 2):
+            assert tok.encode_batch(texts, num_threads=threads) == [w.ids for w in want]
+        assert [tok.encode_with_offsets(t) for t in texts] == [(w.ids, w.offsets) for w in want]
+    tok._core.segment_cache(0)
+    assert [tok.encode(t) for t in texts] == [w.ids for w in want]

@@ -6,8 +6,8 @@
 //! - `wordpiece`: BERT's WordPiece (normalization, trie encoder, training).
 //! - `io`: readers of foreign files and inputs (tokenizer.json, JSON lines, packed counts,
 //!   blocks and byte ranges of files).
-//! - `count` (parallel, streaming piece counting), `threads` (pools per call), `error` (the one
-//!   error type).
+//! - `count` (parallel, streaming piece counting), `segments` (whole texts seen before and their
+//!   ids, for every model kind), `threads` (pools per call), `error` (the one error type).
 //! - `py`: the PyO3 bindings, behind the `python` feature; the only code that knows Python.
 //!
 //! Why the hot paths look as they do: `NOTES.md` beside this file, and one in each wing.
@@ -16,6 +16,7 @@ pub mod bpe;
 pub mod count;
 pub mod error;
 pub mod io;
+pub(crate) mod segments;
 pub mod text;
 pub mod threads;
 pub mod wordpiece;

@@ -61,6 +61,7 @@ use rustc_hash::FxHashMap;
 
 use crate::count::{chunks, cut_before, SpecialSplitter};
 use crate::error::{Error, Result};
+use crate::segments;
 use crate::text::pretok::Pretokenizer;
 
 pub use crate::Rank;
@@ -74,8 +75,6 @@ mod cache;
 mod inline;
 // The tokens of 9 to 16 bytes, found by two words.
 mod tokens16;
-// Whole texts and their ids, for text seen before.
-mod segments;
 
 /// Pieces of at least this many bytes take the heap path (and are not cached).
 const LONG_PIECE: usize = 128;

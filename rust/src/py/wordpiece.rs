@@ -84,6 +84,16 @@ impl PyWordPiece {
         Ok(PyWordPiece { inner, ints })
     }
 
+    /// The segment cache's budget in bytes (0: off); with `max_bytes`, sets it first (and
+    /// empties the cache).
+    #[pyo3(signature = (max_bytes=None))]
+    fn segment_cache(&self, max_bytes: Option<usize>) -> usize {
+        if let Some(b) = max_bytes {
+            self.inner.set_segment_cache(b);
+        }
+        self.inner.segment_cache()
+    }
+
     fn encode(&self, py: Python<'_>, text: PyBackedStr) -> Vec<Rank> {
         py.detach(|| {
             let mut ids = Vec::new();

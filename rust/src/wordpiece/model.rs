@@ -60,6 +60,7 @@ use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+use crate::segments::{self, SegmentCache};
 use crate::wordpiece::bert_tables::{
     CJK, CLASSES, CLEAN_SPACE, LOWER, LOWERED, PUNCT, REMOVED, SPACE, STRIP, STRIPPED,
 };
@@ -674,6 +675,8 @@ pub struct WordPiece {
     specials: Option<(AhoCorasick, Vec<Rank>)>,
     /// this model's number, for the word caches
     id: u64,
+    /// Whole texts seen before and their ids (not their offsets), shared by all threads.
+    segments: SegmentCache,
 }
 
 /// One encoded token: id and character offsets into the original text.
@@ -729,6 +732,7 @@ impl WordPiece {
             opts,
             specials,
             id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            segments: SegmentCache::default(),
         })
     }
 
@@ -821,7 +825,7 @@ impl WordPiece {
                 scratch,
             } = st;
             match offsets {
-                None => self.encode_with::<false>(cache, word, scratch, text, ids, &mut Vec::new()),
+                None => self.encode_cached(cache, word, scratch, text, ids, &mut Vec::new()),
                 Some(o) => self.encode_with::<true>(cache, word, scratch, text, ids, o),
             }
         })
@@ -838,7 +842,7 @@ impl WordPiece {
             } = st;
             let mut none = Vec::new();
             for t in texts {
-                self.encode_with::<false>(cache, word, scratch, t, ids, &mut none);
+                self.encode_cached(cache, word, scratch, t, ids, &mut none);
                 ends.push(ids.len());
             }
         })
@@ -999,6 +1003,39 @@ impl WordPiece {
                 scan_part!(&text[start..], chars);
             }
         }
+    }
+
+    /// `encode_with` without offsets, through the segment cache: a text of a size it takes is
+    /// looked up whole first, and kept with its ids when it was not there.
+    fn encode_cached(
+        &self,
+        cache: &mut WordCache,
+        word: &mut Word,
+        scratch: &mut Vec<(Rank, usize, usize)>,
+        text: &str,
+        ids: &mut Vec<Rank>,
+        none: &mut Vec<(u32, u32)>,
+    ) {
+        if !self.segments.takes(text.len()) {
+            return self.encode_with::<false>(cache, word, scratch, text, ids, none);
+        }
+        let h = segments::hash_text(text.as_bytes());
+        if self.segments.get_into(text.as_bytes(), h, ids) {
+            return;
+        }
+        let start = ids.len();
+        self.encode_with::<false>(cache, word, scratch, text, ids, none);
+        self.segments.insert(text.as_bytes(), h, &ids[start..]);
+    }
+
+    /// Sets the segment cache's budget in bytes (0 turns it off) and empties it.
+    pub fn set_segment_cache(&self, bytes: usize) {
+        self.segments.set_budget(bytes);
+    }
+
+    /// The segment cache's budget in bytes (0: off).
+    pub fn segment_cache(&self) -> usize {
+        self.segments.budget()
     }
 
     /// Encodes texts on `threads` threads; the ids (and offsets) of each text.

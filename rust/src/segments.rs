@@ -1,8 +1,10 @@
 //! The segment cache: whole texts (a call's text, a document of a batch) and their ids, so
-//! that text the encoder has seen before costs a hash, a compare and a copy.
+//! that text a model has encoded before costs a hash, a compare and a copy. Shared by the
+//! model kinds: a text's ids depend only on the model and the text.
 //!
-//! The piece cache makes a seen piece cheap, but a text of seen pieces still pays the
-//! scanner and one lookup per piece (about 40 ns a piece, 100-170 MB/s). The same text coming
+//! BPE's piece cache makes a seen piece cheap, but a text of seen pieces still pays the
+//! scanner and one lookup per piece (about 40 ns a piece, 100-170 MB/s); WordPiece's word
+//! cache likewise pays normalization and one lookup per word. The same text coming
 //! again is common where encoders serve: a system prompt or few-shot preamble in every request,
 //! a chat history re-sent with each turn, duplicated documents in web text, a dataset encoded
 //! twice. A hit here skips all of that.
@@ -19,7 +21,7 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 
-use super::Rank;
+use crate::Rank;
 
 /// Texts shorter than this are not kept.
 pub(crate) const MIN_BYTES: usize = 64;
