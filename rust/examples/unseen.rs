@@ -1,7 +1,8 @@
 //! Profiling harness (not a test): the steady state of a long run. Encodes text A to warm the
 //! piece cache, then times text B (text neither cached nor seen), in documents of about 8 KiB
 //! cut after a newline, one `encode_ordinary_into` each, then B again (repeated text).
-//! `cargo run --release --example unseen -- RANKS.tiktoken A.txt B.txt [preset]`
+//! `cargo run --release --example unseen -- RANKS.tiktoken A.txt B.txt [preset] [repeats]`
+//! (`repeats`: how many times B is encoded again, 1 by default; more, to profile that pass.)
 use bytepair_core::bpe::encode::{Bpe, Encoder};
 use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
 
@@ -35,8 +36,12 @@ fn main() {
         vec![],
     )
     .unwrap();
+    let repeats: usize = args.get(5).map_or(1, |r| r.parse().unwrap());
     let mut out = Vec::new();
-    for (name, text) in [("first", &a), ("unseen", &b), ("repeated", &b)] {
+    let passes = [("first", &a), ("unseen", &b)]
+        .into_iter()
+        .chain(std::iter::repeat_n(("repeated", &b), repeats));
+    for (name, text) in passes {
         let t = std::time::Instant::now();
         let mut n = 0;
         for d in documents(text) {
