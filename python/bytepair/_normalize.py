@@ -74,19 +74,41 @@ def special_regex(specials: frozenset[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(t) for t in sorted(specials, key=len, reverse=True)))
 
 
-def apply(text: str, fn: Normalizer, specials: Collection[str]) -> str:
-    """Normalizes the stretches of ``text`` between special tokens; special tokens stay."""
+def split(text: str, fn: Normalizer, specials: Collection[str], allowed: Collection[str] = ()) -> list[str]:
+    """``text`` cut at the special tokens in ``allowed``: ``[ordinary, special, ordinary, ...,
+    ordinary]``, the allowed special tokens at the odd positions, as typed.
+
+    The one implementation of "split at special tokens, then normalize" that every encode path
+    goes through: special tokens are found first, leftmost-longest among all of ``specials``,
+    on the text as given; each stretch between them is normalized on its own, and a special
+    token not in ``allowed`` stays in the ordinary text as typed. Normalizing first and then
+    looking for special tokens would let text the user never typed as a special token become
+    one (``＜｜endoftext｜＞`` under NFKC, ``<|IM_START|>`` under lowercase).
+    """
     rx = special_regex(frozenset(specials))
     if rx is None:
-        return fn(text)
+        return [fn(text)]
     out: list[str] = []
+    ordinary: list[str] = []
     start = 0
     for m in rx.finditer(text):
-        out.append(fn(text[start : m.start()]))
-        out.append(m.group())
+        ordinary.append(fn(text[start : m.start()]))
         start = m.end()
-    out.append(fn(text[start:]))
-    return "".join(out)
+        if m.group() in allowed:
+            out.append("".join(ordinary))
+            out.append(m.group())
+            ordinary = []
+        else:
+            ordinary.append(m.group())
+    ordinary.append(fn(text[start:]))
+    out.append("".join(ordinary))
+    return out
+
+
+def apply(text: str, fn: Normalizer, specials: Collection[str]) -> str:
+    """Normalizes the stretches of ``text`` between special tokens; special tokens stay as
+    typed (:func:`split` with none allowed)."""
+    return split(text, fn, specials)[0]
 
 
 def safe_cut(text: str, specials: Collection[str]) -> int:

@@ -129,8 +129,10 @@ class Tokenizer:
                 raise TypeError(f"special tokens must be str, got {text!r}")
             if text in specials:
                 raise VocabError(f"special token {text!r} is given twice")
+            _check_special_text(text)
             found = by_bytes.get(text.encode("utf-8"))
             if found is None:
+                _check_free_id(text, next_id)
                 found, next_id = next_id, next_id + 1
             specials[text] = found
         return specials
@@ -148,6 +150,8 @@ class Tokenizer:
         roles: Mapping[str, str] | None = None,
     ) -> None:
         self._pattern_name, self._pattern = resolve(pattern)
+        for text in specials:  # every constructor comes here, the file loaders' included
+            _check_special_text(text)
         core = _core.Encoder(sorted(vocab.items()), merge_ids, self._pattern, sorted(specials.items(), key=lambda kv: kv[1]))
         self._adopt(
             core, vocab, merges, specials, training, normalization=normalization, reserved=reserved, roles=roles
@@ -168,7 +172,13 @@ class Tokenizer:
         """Takes the extension's encoder and the Python-side tables (the last step of every
         constructor)."""
         self._normalization = _normalize.canonical(normalization)
-        self._normalize = _normalize.function(self._normalization)
+        # _normalize_stretch normalizes a stretch of text between special tokens; _normalize a
+        # whole text, its special-token text kept as typed (``_normalize.split``, which every
+        # encode path goes through; the array and corpus code call _normalize), or None.
+        self._normalize_stretch = _normalize.function(self._normalization)
+        self._normalize: _normalize.Normalizer | None = None
+        if self._normalize_stretch is not None:
+            self._normalize = functools.partial(_normalize.apply, fn=self._normalize_stretch, specials=frozenset(specials))
         self._core = core
         self._vocab_dict = vocab
         self._merges = merges
@@ -249,6 +259,8 @@ class Tokenizer:
         self = cls.__new__(cls)
         self._pattern_name, self._pattern = resolve(pattern)
         specials = dict(special_tokens)
+        for text in specials:
+            _check_special_text(text)
         core = _core.Encoder.from_tiktoken(data, self._pattern, sorted(specials.items(), key=lambda kv: kv[1]))
         if core is None:
             return None
@@ -351,6 +363,7 @@ class Tokenizer:
                     claim(text, free[0])
                 else:
                     ids = list(self._vocab) + list(specials.values())
+                    _check_free_id(text, max(ids, default=-1) + 1)
                     claim(text, max(ids, default=-1) + 1)
                 continue
             if not isinstance(want, int) or isinstance(want, bool) or not 0 <= want < 2**32:
@@ -493,7 +506,7 @@ class Tokenizer:
         for text, i in self._special_tokens.items():
             if i == id and self._core.lookup(text.encode()) != i:
                 return text
-        if id < 0:
+        if not 0 <= id <= _MAX_ID:
             return None
         try:
             data = self._core.token_bytes(id)
@@ -634,7 +647,7 @@ class Tokenizer:
         """Normalizes text outside special tokens (no-op without a normalization)."""
         if self._normalize is None:
             return text
-        return _normalize.apply(text, self._normalize, self._special_set)
+        return self._normalize(text)
 
     def _encode_core(self, text: str, allowed: list[int], num_threads: int | None = 1) -> list[int]:
         try:
@@ -700,7 +713,8 @@ class Tokenizer:
         self, text: str, *, num_threads: int | None = 1, max_tokens: int | None = None, max_bytes: int | None = None
     ) -> list[int]:
         """Encodes ``text`` treating special-token text as ordinary text (threads and limits as
-        in :meth:`encode`)."""
+        in :meth:`encode`). As everywhere, a normalization leaves special-token text as typed:
+        the same ids as ``encode(text, disallowed_special=())``."""
         if (
             self._plain
             and type(text) is str
@@ -776,31 +790,20 @@ class Tokenizer:
     # stretch between them is normalized on its own and encoded as ordinary text, so a
     # stretch that normalizes to a special token's text (``＜｜endoftext｜＞`` under NFKC) stays
     # ordinary text. Allowed special tokens become their ids; the others stay, unnormalized,
-    # in the ordinary text around them.
+    # in the ordinary text around them. Every path does this through _normalize.split: the
+    # ones with special tokens through _parts, the ordinary ones (encode_ordinary, files,
+    # corpus encoding) through _normalize, which is _parts with none allowed, as a string.
 
     def _parts(self, texts: Sequence[str], allowed_special: SpecialSet) -> list[list[str | int]]:
-        """Per text: ordinary text (normalized) and special-token ids, in order."""
-        assert self._normalize is not None
-        fn = self._normalize
-        rx = _normalize.special_regex(self._special_set)
+        """Per text: ordinary text (normalized) and special-token ids, in order, alternating and
+        starting and ending with ordinary text (which may be empty)."""
+        assert self._normalize_stretch is not None
+        fn = self._normalize_stretch
         allowed = self._special_set if allowed_special == "all" else frozenset(allowed_special)
         out: list[list[str | int]] = []
         for text in texts:
-            parts: list[str | int] = []
-            ordinary: list[str] = []
-            start = 0
-            for m in rx.finditer(text) if rx is not None else ():
-                ordinary.append(fn(text[start : m.start()]))
-                start = m.end()
-                if m.group() in allowed:
-                    parts.append("".join(ordinary))
-                    parts.append(self._special_tokens[m.group()])
-                    ordinary = []
-                else:
-                    ordinary.append(m.group())
-            ordinary.append(fn(text[start:]))
-            parts.append("".join(ordinary))
-            out.append(parts)
+            split = _normalize.split(text, fn, self._special_set, allowed)
+            out.append([p if k % 2 == 0 else self._special_tokens[p] for k, p in enumerate(split)])
         return out
 
     def _join(self, parts: list[list[str | int]], num_threads: int | None) -> list[list[int]]:
@@ -1044,7 +1047,7 @@ class Tokenizer:
     def token_bytes(self, id: int) -> bytes:
         """The bytes of one token (special tokens included)."""
         id = _as_id(id)
-        if id < 0:
+        if not 0 <= id <= _MAX_ID:  # no such token; and the extension's ids are u32
             raise _core_unknown(id)
         return self._core.token_bytes(id)
 
@@ -1083,6 +1086,13 @@ class Tokenizer:
         """:meth:`encode` as a numpy array (``uint16`` when every id fits, else ``uint32``)."""
         from bytepair import arrays
 
+        if self._normalize is not None:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_to_numpy() takes a str, not {type(text).__name__}")
+            num_threads = _check_threads(num_threads)
+            dt = arrays.id_dtype(self, dtype)
+            self._check_disallowed(text, allowed_special, disallowed_special)
+            return self._encode_parts_numpy([text], allowed_special, dt, num_threads)[0]
         return arrays.encode_to_numpy(
             self,
             text,
@@ -1105,6 +1115,11 @@ class Tokenizer:
         ids at ``ids[offsets[i]:offsets[i + 1]]`` (``offsets`` is int64, one longer than ``texts``)."""
         from bytepair import arrays
 
+        if self._normalize is not None:
+            num_threads = _check_threads(num_threads)
+            dt = arrays.id_dtype(self, dtype)
+            texts = self._batch(texts, "encode_batch_numpy", allowed_special, disallowed_special)
+            return self._encode_parts_numpy(texts, allowed_special, dt, num_threads)
         return arrays.encode_batch_numpy(
             self,
             texts,
@@ -1113,6 +1128,38 @@ class Tokenizer:
             num_threads=num_threads,
             dtype=dtype,
         )
+
+    def _encode_parts_numpy(
+        self, texts: list[str], allowed_special: SpecialSet, dt: np.dtype[Any], num_threads: int | None
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """The array outputs of checked texts with a normalization: split and normalized by
+        :meth:`_parts` as on every other encode path, the ordinary parts encoded as documents of
+        one flat call, and the ids of the allowed special tokens put between them."""
+        import numpy as np
+
+        from bytepair import arrays
+
+        parts = self._parts(texts, allowed_special)
+        ordinary = [p for ps in parts for p in ps if isinstance(p, str)]
+        ids, offsets = arrays.encode_documents(self, ordinary, allowed=[], dt=dt, num_threads=num_threads)
+        if len(ordinary) == len(texts):  # no special token allowed and found: one part per text
+            return ids, offsets
+        pieces: list[NDArray[Any]] = []
+        ends = [0]
+        k = 0
+        for ps in parts:
+            n = ends[-1]
+            for p in ps:
+                if isinstance(p, str):
+                    a, b = int(offsets[k]), int(offsets[k + 1])
+                    pieces.append(ids[a:b])
+                    n += b - a
+                    k += 1
+                else:
+                    pieces.append(np.array([p], dtype=dt))
+                    n += 1
+            ends.append(n)
+        return np.concatenate(pieces), np.array(ends, dtype=np.int64)
 
     def encode_files(
         self,
@@ -1167,6 +1214,31 @@ def _check_limit(limit: int | None, name: str = "limit") -> int | None:
     return None if limit is None or limit >= 2**62 else limit
 
 
+#: The largest id there can be: the extension's ids are u32.
+_MAX_ID = 0xFFFFFFFF
+
+
+def _check_special_text(text: str) -> None:
+    """Special tokens are found in the UTF-8 of the text, and a lone surrogate has none: such a
+    text is refused when the tokenizer is made, naming it (not a UnicodeEncodeError later)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise VocabError(
+            f"the special token {text!r} holds a lone surrogate (U+{ord(text[e.start]):04X}), "
+            "which is not text: it has no UTF-8 form"
+        ) from None
+
+
+def _check_free_id(text: str, i: int) -> None:
+    """``i``, the id after the largest, for the special token ``text``: refused past u32."""
+    if i > _MAX_ID:
+        raise VocabError(
+            f"no id is left for the special token {text!r}: the largest id is already 2**32 - 1, the "
+            "last there can be; give it a free id ({text: id}) instead"
+        )
+
+
 def _core_unknown(id: int) -> Exception:
     from bytepair.errors import UnknownTokenError
 
@@ -1182,7 +1254,7 @@ def _as_ids(ids: Iterable[int]) -> list[int]:
     for i in out:
         if not isinstance(i, int) or isinstance(i, bool):
             raise TypeError(f"token ids must be ints, got {i!r}")
-        if i < 0 or i > 0xFFFFFFFF:
+        if i < 0 or i > _MAX_ID:
             raise _core_unknown(i)
     return out
 

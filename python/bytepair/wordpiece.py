@@ -118,10 +118,11 @@ class WordPieceTokenizer:
                 raise VocabError(f"the id {i} is given to two tokens ({by_id[i]!r} and {t!r})")
             by_id[i] = t
             token_ids[t] = i
-        if not isinstance(max_input_chars_per_word, int) or isinstance(max_input_chars_per_word, bool) or max_input_chars_per_word < 1:
-            raise BytepairError(f"max_input_chars_per_word must be a positive int, got {max_input_chars_per_word!r}")
+        _check_max_chars(max_input_chars_per_word)
         if not isinstance(continuing_subword_prefix, str):
             raise TypeError("continuing_subword_prefix must be a str")
+        _check_utf8([continuing_subword_prefix], "continuing_subword_prefix")
+        _check_utf8(token_ids, "vocabulary token")
         if unk_token not in token_ids:
             raise VocabError(f"the unknown token {unk_token!r} is not in the vocabulary")
         if special_tokens is None:
@@ -214,6 +215,13 @@ class WordPieceTokenizer:
 
     def __repr__(self) -> str:
         return f"<WordPieceTokenizer vocab_size={self.vocab_size} lowercase={self._bert['lowercase']}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The extension's WordPiece cannot be pickled: the tokenizer travels as its file's content
+        # (to spawned workers, datasets.map(num_proc=...)) and is rebuilt from it there.
+        from bytepair._wordpiece_file import from_dict, to_dict
+
+        return (from_dict, (to_dict(self),))
 
     def token_to_id(self, token: str) -> int | None:
         """The id of ``token``, or None (as Hugging Face's ``token_to_id``)."""
@@ -319,7 +327,7 @@ class WordPieceTokenizer:
         texts = list(texts)
         for t in texts:
             _check_text(t)
-        _check_threads(num_threads)
+        num_threads = _check_threads(num_threads)
         top = self.vocab_size - 1
         dt: np.dtype[Any]
         if dtype is None:
@@ -427,6 +435,37 @@ def _repair_surrogates(text: str) -> str:
     """Lone surrogates cannot be UTF-8 encoded: each becomes U+FFFD (one character, so offsets
     still index the original text), which clean_text then drops."""
     return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+#: The largest ``max_input_chars_per_word``: the extension holds it in 64 bits. A larger value
+#: is no limit either, but would be an OverflowError there and in the files other tools read.
+_MAX_INPUT_CHARS = 2**64 - 1
+
+
+def _check_max_chars(value: object) -> int:
+    """``max_input_chars_per_word`` checked: an int in [1, 2**64)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= _MAX_INPUT_CHARS:
+        raise BytepairError(f"max_input_chars_per_word must be an int from 1 to 2**64 - 1, got {value!r}")
+    return value
+
+
+def _check_utf8(texts: Iterable[str], what: str) -> None:
+    """Tokens are matched in the UTF-8 of the text, and a lone surrogate has none: a token that
+    holds one is refused, naming it (not a UnicodeEncodeError from the extension)."""
+    texts = list(texts)
+    try:  # one encode for a whole vocabulary (every surrogate code point fails, paired or not)
+        "".join(texts).encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    for t in texts:
+        try:
+            t.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise VocabError(
+                f"the {what} {t!r} holds a lone surrogate (U+{ord(t[e.start]):04X}), which is not text: "
+                "it has no UTF-8 form"
+            ) from None
 
 
 def _check_text(text: object) -> None:

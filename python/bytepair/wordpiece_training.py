@@ -30,7 +30,7 @@ from bytepair.errors import BytepairError
 from bytepair.tokenizer import _check_threads
 from bytepair.errors import CorpusError
 from bytepair.sources import DECOMPRESS_ERRORS, Replaced, Source, SourceFile, decompress_error, documents, open_stream, resolve
-from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _repair_surrogates
+from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _check_utf8, _repair_surrogates, _check_max_chars
 
 __all__ = ["train_wordpiece", "train_wordpiece_from_iterator"]
 
@@ -130,13 +130,34 @@ class _Feed:
                 raise decompress_error(f, e) from None
 
 
-def _check(vocab_size: object, min_frequency: object, algorithm: object) -> None:
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
-        raise BytepairError(f"vocab_size must be a positive int, got {vocab_size!r}")
-    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
-        raise BytepairError(f"min_frequency must be a non-negative int, got {min_frequency!r}")
+# Ids are u32 and counts u64 in the extension: larger values are refused by name before any
+# text is read, not an OverflowError after counting.
+_MAX_VOCAB = 2**32
+_MAX_FREQUENCY = 2**64 - 1
+
+
+def _check(
+    vocab_size: object,
+    min_frequency: object,
+    algorithm: object,
+    specials: list[str],
+    continuing_subword_prefix: object,
+    max_input_chars_per_word: object,
+) -> None:
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 1 <= vocab_size <= _MAX_VOCAB:
+        raise BytepairError(f"vocab_size must be an int from 1 to 2**32, got {vocab_size!r}")
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or not 0 <= min_frequency <= _MAX_FREQUENCY:
+        raise BytepairError(f"min_frequency must be an int from 0 to 2**64 - 1, got {min_frequency!r}")
     if algorithm not in ("score", "hf"):
         raise BytepairError(f'algorithm must be "score" or "hf", got {algorithm!r}')
+    for t in specials:
+        if not isinstance(t, str) or not t:
+            raise BytepairError(f"special tokens must be non-empty str, got {t!r}")
+    _check_utf8(specials, "special token")
+    if not isinstance(continuing_subword_prefix, str):
+        raise TypeError("continuing_subword_prefix must be a str")
+    _check_utf8([continuing_subword_prefix], "continuing_subword_prefix")
+    _check_max_chars(max_input_chars_per_word)
 
 
 def _train(
@@ -160,9 +181,9 @@ def _train(
     input_files: dict[str, Any],
     _continuation_order: list[str] | None = None,
 ) -> WordPieceTokenizer:
-    _check(vocab_size, min_frequency, algorithm)
-    num_threads = _check_threads(num_threads)
     specials = list(dict.fromkeys(special_tokens))
+    _check(vocab_size, min_frequency, algorithm, specials, continuing_subword_prefix, max_input_chars_per_word)
+    num_threads = _check_threads(num_threads)
     if unk_token not in specials:
         raise BytepairError(f"the unknown token {unk_token!r} must be one of special_tokens {specials!r}")
     strip = lowercase if strip_accents is None else strip_accents

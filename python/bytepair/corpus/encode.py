@@ -346,7 +346,7 @@ class Batches:
         else:
             tok = self.tok
             texts = [u.text for u in units]
-            if tok._normalize is not None:
+            if tok._normalize is not None:  # as encode_ordinary: special-token text kept as typed
                 texts = [tok._normalize(t) for t in texts]
             from bytepair.arrays import with_repair
 
@@ -470,7 +470,7 @@ def encode_corpus(
         raise BytepairError('backend="dask" takes errors="strict" only')
     if isinstance(batch_bytes, bool) or not isinstance(batch_bytes, int) or batch_bytes < 1:
         raise BytepairError(f"batch_bytes must be a positive int, got {batch_bytes!r}")
-    _check_threads(num_threads)
+    local_threads = _check_threads(num_threads)  # capped at this machine's cores, as every encode call does
     tok = _tokenizer(tokenizer)
     dt = id_dtype(tok, dtype)
     if format == "megatron" and max_id(tok) >= 2**31:
@@ -520,7 +520,7 @@ def encode_corpus(
         Replaced.count = 0
         state = _Writer(out, format, itemsize, shard_tokens, doc)
 
-        encode = Batches(tok, dt, separator, num_threads).encode  # two output slots: one encoded, one written
+        encode = Batches(tok, dt, separator, local_threads).encode  # two output slots: one encoded, one written
 
         done_files = 0
         read_bytes = 0
@@ -565,7 +565,10 @@ def encode_corpus(
             from bytepair.corpus.dask import encode_on_dask
 
             try:
-                encode_on_dask(client, tok, files, out, state, source.text_field, dt, separator, num_threads,
+                # Each worker caps the threads at its own cores; 2**32 of them is already no cap, and
+                # a larger int would not fit the extension's.
+                worker_threads = None if num_threads is None else min(num_threads, 2**32)
+                encode_on_dask(client, tok, files, out, state, source.text_field, dt, separator, worker_threads,
                                batch_bytes, start_doc, start_skip)
                 state.finish(replaced=0)
             except BaseException:

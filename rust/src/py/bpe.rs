@@ -19,8 +19,9 @@ use rayon::prelude::*;
 
 use super::{parallel, parallel_batch, to_py};
 use crate::bpe::encode::{Bpe, Encoder, Parallel};
-use crate::bpe::flat::{Parts, Separator, Width};
-use crate::io::ranges::read_ranges;
+use crate::bpe::flat::{batch_parallel, Parts, Separator, Width};
+use crate::error::Error;
+use crate::io::ranges::{read_ranges, read_ranges_into};
 use crate::text::pretok::{Pretokenizer, PRESETS};
 use crate::Rank;
 
@@ -578,6 +579,20 @@ impl PyEncoder {
         let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
+            // Large inputs go in rounds, with Ctrl-C looked at between them.
+            let mut flat = Flat::new(texts.len(), texts.iter().map(|t| t.len() as u64), width);
+            self.encode_flat_rounds(
+                py,
+                &texts,
+                &allowed,
+                separator,
+                edges.as_deref(),
+                par,
+                &mut flat,
+            )?;
+            return flat_result(py, flat.ids, &flat.offsets);
+        }
         let parts = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
@@ -605,6 +620,24 @@ impl PyEncoder {
         let par = parallel(num_threads, None)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
+        // Sizes only to plan rounds: a file that cannot be looked at is reported by the read.
+        let sizes: Vec<u64> = paths
+            .iter()
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .collect();
+        if sizes.iter().sum::<u64>() > round_bytes(par) as u64 {
+            // Large inputs go in rounds, with Ctrl-C looked at between them.
+            let opts = FileOptions {
+                allowed: &allowed,
+                separator,
+                replace: replace_errors,
+                width,
+                par,
+            };
+            let (flat, replaced) = self.encode_files_rounds(py, &paths, &sizes, &opts)?;
+            let (ids, offsets) = flat_result(py, flat.ids, &flat.offsets)?;
+            return Ok((ids, offsets, replaced));
+        }
         let (ids, offsets, replaced) = py
             .detach(|| {
                 self.inner.encode_files(
@@ -781,13 +814,15 @@ fn flat_result<'py>(
 
 // --- Ctrl-C during long encode / count calls ---
 //
-// `encode`, `encode_batch`, `count` and `count_batch` release the GIL for the whole kernel, so a
-// Ctrl-C used to wait until the end (16.8 s on 836 MB). Inputs larger than `round_bytes` now go
-// in rounds of about that many bytes: each round runs with the GIL released, on all the threads
-// asked for, and between rounds the GIL is taken back briefly to run `check_signals`, which
-// raises KeyboardInterrupt (or whatever a signal handler raises). A large text is cut into
-// rounds at the encoder's independent cuts (`Encoder::chunks`, the cuts the threads already
-// use), so the ids are those of the whole text; whole texts of a batch are grouped into rounds.
+// `encode`, `encode_batch`, `count`, `count_batch` and the array outputs (`encode_flat`,
+// `encode_files`) release the GIL for the whole kernel, so a Ctrl-C used to wait until the end
+// (16.8 s on 836 MB). Inputs larger than `round_bytes` now go in rounds of about that many
+// bytes: each round runs with the GIL released, on all the threads asked for, and between
+// rounds the GIL is taken back briefly to run `check_signals`, which raises KeyboardInterrupt
+// (or whatever a signal handler raises). A large text is cut into rounds at the encoder's
+// independent cuts (`Encoder::chunks`, the cuts the threads already use), a large file at the
+// cuts `Encoder::encode_files` reads it by (`count::file_cuts`), so the ids are those of the
+// whole; whole texts of a batch, and whole files, are grouped into rounds.
 
 /// Bytes of input per round between two looks at pending signals: a round takes well under a
 /// second on one thread, and costs one GIL round trip.
@@ -808,19 +843,63 @@ fn round_bytes(par: Parallel) -> usize {
 /// The texts of a batch grouped into rounds: (first, end) ranges of texts whose total is at most
 /// `size` bytes, or a single text (which may be larger; it is then cut into rounds itself).
 fn batch_rounds(texts: &[PyBackedStr], size: usize) -> Vec<(usize, usize)> {
+    grouped(texts.iter().map(|t| t.len() as u64), size as u64)
+}
+
+/// Items of the given sizes grouped into (first, end) runs of at most `size` in all, or single
+/// items (which may be larger).
+fn grouped(sizes: impl Iterator<Item = u64>, size: u64) -> Vec<(usize, usize)> {
     let mut rounds = Vec::new();
-    let (mut first, mut bytes) = (0, 0usize);
-    for (i, t) in texts.iter().enumerate() {
-        if i > first && bytes + t.len() > size {
+    let (mut first, mut total, mut n) = (0, 0u64, 0);
+    for (i, len) in sizes.enumerate() {
+        if i > first && total.saturating_add(len) > size {
             rounds.push((first, i));
-            (first, bytes) = (i, 0);
+            (first, total) = (i, 0);
         }
-        bytes += t.len();
+        total = total.saturating_add(len);
+        n = i + 1;
     }
-    if first < texts.len() {
-        rounds.push((first, texts.len()));
+    if first < n {
+        rounds.push((first, n));
     }
     rounds
+}
+
+/// The flat output of the array calls made in rounds: the ids as `width`-byte little-endian
+/// bytes, and where each document's ids end (`offsets`, starting with 0).
+struct Flat {
+    ids: Vec<u8>,
+    offsets: Vec<u64>,
+    width: Width,
+}
+
+impl Flat {
+    /// Room for the ids of `bytes` of input reserved at once (about one id per 3 bytes, as
+    /// `Encoder::encode_files` reserves): growing by doubling would copy the ids again and again.
+    fn new(docs: usize, bytes: impl Iterator<Item = u64>, width: Width) -> Self {
+        let total = usize::try_from(bytes.fold(0u64, u64::saturating_add)).unwrap_or(usize::MAX);
+        let mut offsets = Vec::with_capacity(docs + 1);
+        offsets.push(0);
+        Flat {
+            ids: Vec::with_capacity((total / 3).saturating_mul(width.bytes())),
+            offsets,
+            width,
+        }
+    }
+
+    /// Ids so far.
+    fn len(&self) -> u64 {
+        (self.ids.len() / self.width.bytes()) as u64
+    }
+}
+
+/// What `encode_files` was asked, for its rounds.
+struct FileOptions<'a> {
+    allowed: &'a [Rank],
+    separator: Option<Separator>,
+    replace: bool,
+    width: Width,
+    par: Parallel,
 }
 
 impl PyEncoder {
@@ -903,6 +982,161 @@ impl PyEncoder {
             py.check_signals()?;
         }
         Ok(total)
+    }
+
+    /// `encode_flat` of large input into `flat`, in rounds: whole texts grouped, and a text
+    /// larger than a round cut at independent cuts (the separator goes only at the text's own
+    /// edges, as `edges` says for each text).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_flat_rounds(
+        &self,
+        py: Python<'_>,
+        texts: &[PyBackedStr],
+        allowed: &[Rank],
+        separator: Option<Separator>,
+        edges: Option<&[(bool, bool)]>,
+        par: Parallel,
+        flat: &mut Flat,
+    ) -> PyResult<()> {
+        if edges.is_some_and(|e| e.len() != texts.len()) {
+            return Err(to_py(Error::Invalid(
+                "edges must have one entry per text".into(),
+            )));
+        }
+        let edge = |i: usize| edges.map_or((true, true), |e| e[i]);
+        let size = round_bytes(par);
+        // One round: its ids appended to `flat`; the end of each of its texts' ids.
+        let round =
+            |flat: &mut Flat, texts: &[&str], edges: &[(bool, bool)]| -> PyResult<Vec<u64>> {
+                let base = flat.len();
+                let ends = py
+                    .detach(|| {
+                        let parts = self.inner.encode_parts_edges(
+                            texts,
+                            allowed,
+                            separator,
+                            Some(edges),
+                            par,
+                        )?;
+                        parts.append_to(flat.width, &mut flat.ids, par.threads)?;
+                        Ok::<_, Error>(parts.offsets[1..].iter().map(|o| base + o).collect())
+                    })
+                    .map_err(to_py)?;
+                py.check_signals()?;
+                Ok(ends)
+            };
+        for (first, end) in batch_rounds(texts, size) {
+            if end - first == 1 && texts[first].len() > size {
+                let (starts, ends) = edge(first);
+                let chunks = py.detach(|| self.inner.chunks(&texts[first], size));
+                let last = chunks.len().saturating_sub(1);
+                for (k, chunk) in chunks.iter().enumerate() {
+                    round(flat, &[chunk], &[(starts && k == 0, ends && k == last)])?;
+                }
+                let n = flat.len();
+                flat.offsets.push(n);
+                continue;
+            }
+            let refs: Vec<&str> = texts[first..end].iter().map(|t| &**t).collect();
+            let round_edges: Vec<(bool, bool)> = (first..end).map(edge).collect();
+            let ends = round(flat, &refs, &round_edges)?;
+            flat.offsets.extend(ends);
+        }
+        Ok(())
+    }
+
+    /// `encode_files` of large input, in rounds: whole files grouped (`Encoder::encode_files`
+    /// on each group), and a file larger than a round read and encoded a byte range at a time.
+    /// Returns the output and the number of bad UTF-8 sequences replaced.
+    fn encode_files_rounds(
+        &self,
+        py: Python<'_>,
+        paths: &[String],
+        sizes: &[u64],
+        opts: &FileOptions<'_>,
+    ) -> PyResult<(Flat, u64)> {
+        let size = round_bytes(opts.par) as u64;
+        let mut flat = Flat::new(paths.len(), sizes.iter().copied(), opts.width);
+        let mut replaced = 0u64;
+        // Whole files grouped up to a round; a larger one on its own, cut into rounds itself.
+        for (first, end) in grouped(sizes.iter().copied(), size) {
+            if end - first == 1 && sizes[first] > size {
+                replaced += self.encode_file_rounds(py, &paths[first], opts, &mut flat)?;
+                continue;
+            }
+            let (ids, offsets, n) = py
+                .detach(|| {
+                    self.inner.encode_files(
+                        &paths[first..end],
+                        opts.allowed,
+                        opts.separator,
+                        opts.replace,
+                        opts.par,
+                        opts.width,
+                        None,
+                    )
+                })
+                .map_err(to_py)?;
+            let base = flat.len();
+            flat.ids.extend_from_slice(&ids);
+            flat.offsets.extend(offsets[1..].iter().map(|o| base + o));
+            replaced += n;
+            py.check_signals()?;
+        }
+        Ok((flat, replaced))
+    }
+
+    /// One large file into `flat` as one document, a round at a time: byte ranges of about a
+    /// round, cut where `Encoder::encode_files` cuts it (`count::file_cuts` at the same
+    /// targets), so the ids are those it gives. Returns the number of replacements.
+    fn encode_file_rounds(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        opts: &FileOptions<'_>,
+        flat: &mut Flat,
+    ) -> PyResult<u64> {
+        let par = opts.par;
+        let size = round_bytes(par) as u64;
+        let bounds = py
+            .detach(|| {
+                let len = std::fs::metadata(path).map_err(Error::io(path))?.len();
+                let targets: Vec<u64> = (1..).map(|k| k * size).take_while(|&t| t < len).collect();
+                let (pretok, specials) = self.inner.cut_rules();
+                let cuts = crate::count::file_cuts(pretok, specials, path, &targets)?;
+                let mut bounds = vec![0];
+                bounds.extend(cuts.into_iter().filter(|&c| c > 0 && c < len));
+                bounds.dedup();
+                bounds.push(u64::MAX); // the last range reads to the file's end
+                Ok::<_, Error>(bounds)
+            })
+            .map_err(to_py)?;
+        let last = bounds.len() - 2;
+        let mut replaced = 0u64;
+        let mut texts = Vec::new(); // one buffer, read into round after round
+        for (k, w) in bounds.windows(2).enumerate() {
+            let range = [(path.to_owned(), w[0], w[1])];
+            let edges = [(k == 0, k == last)];
+            replaced += py
+                .detach(|| {
+                    let replaced = read_ranges_into(&range, opts.replace, par.threads, &mut texts)?;
+                    let text = texts[0].as_str();
+                    let parts = self.inner.encode_parts_edges(
+                        &[text],
+                        opts.allowed,
+                        opts.separator,
+                        Some(&edges),
+                        batch_parallel(par, text.len()),
+                    )?;
+                    parts.append_to(opts.width, &mut flat.ids, par.threads)?;
+                    Ok::<_, Error>(replaced)
+                })
+                .map_err(to_py)?;
+            py.check_signals()?;
+        }
+        let n = flat.len();
+        flat.offsets.push(n);
+        Ok(replaced)
     }
 
     /// `count_batch` of a large batch, in rounds.
