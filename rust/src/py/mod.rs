@@ -31,7 +31,11 @@ mod wordpiece;
 // from here.
 use bpe::PyEncoder;
 
-#[pymodule]
+// The module says it needs the GIL: on a free-threaded CPython (3.13t and later) the
+// interpreter then keeps the GIL on while it is imported. Nothing here has been run without a
+// GIL yet (the shared int objects of `bpe.rs`, the thread-local caches and the `Mutex`ed
+// scratch buffers were written for it), so the claim PyO3 makes by default is not made.
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::add(m)?; // Encoder, and splitting text into pieces
     training::add(m)?; // PieceCounter and the training functions
