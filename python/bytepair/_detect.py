@@ -11,13 +11,12 @@ Face ``tokenizer.json`` (or model directory) whose model is WordPiece, or a BERT
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from bytepair._files import read_head
 from bytepair.errors import FormatError
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
@@ -72,8 +71,7 @@ def load(
 
             return load_bert_vocab(os.path.join(where, "vocab.txt"))
         raise _unknown(where, "a directory without tokenizer.json, vocab.json or vocab.txt")
-    with open(where, "rb") as f:
-        head = f.read(4096)
+    head = read_head(where, 4096)  # a FIFO or device is refused here, not read
     if head[:2] == b"\x1f\x8b" or _looks_like_ranks(head):
         return _load_ranks(where, pattern, special_tokens)
     if head.startswith(b"minbpe v"):
@@ -151,13 +149,9 @@ def _load_ranks(where: str, pattern: object, special_tokens: Mapping[str, int] |
     from bytepair.formats.tiktoken import load_tiktoken
 
     if pattern is _UNSET:
-        with open(where, "rb") as f:
-            data = f.read()
-        if data[:2] == b"\x1f\x8b":
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as e:
-                raise FormatError(f"{where}: not a valid gzip file ({e})") from None
+        from bytepair.formats.tiktoken import _read
+
+        data, _ = _read(where, None)  # decompressed with the reader's bound
         digest = hashlib.sha256(data).hexdigest()
         for name, spec in encodings._ENCODINGS.items():
             if spec.sha256 == digest:

@@ -10,13 +10,14 @@ import json
 import os
 from typing import Any
 
+from bytepair._files import read_bytes
 from bytepair.errors import FormatError
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
-    """The file as UTF-8 text (``OSError`` if it cannot be read)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """The file as UTF-8 text (``OSError`` if it cannot be read, ``FormatError`` if it is not a
+    regular file)."""
+    data = read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -52,3 +53,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise FormatError(f"{where}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} (truncated?)") from None
     except RecursionError:
         raise FormatError(f"{where}: JSON nested too deeply to be a tokenizer file") from None
+    except ValueError:
+        # Not a JSONDecodeError: an int longer than Python converts (sys.get_int_max_str_digits,
+        # 4,300 digits by default). No id or size in a tokenizer file is that long.
+        raise FormatError(f"{where}: a number in the JSON has too many digits to be read as an int") from None

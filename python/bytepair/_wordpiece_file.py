@@ -109,7 +109,9 @@ def from_dict(doc: Any, where: str = "tokenizer") -> WordPieceTokenizer:
             pair_template=doc.get("pair_template"),
             training=training,
         )
-    except (BytepairError, TypeError) as e:
+    except (BytepairError, TypeError, OverflowError) as e:
+        # TypeError / OverflowError: a value of the wrong type or one too large for the extension
+        # (max_input_chars_per_word = 10**30) is the file's fault, not the caller's.
         raise FormatError(f"{where}: {e}") from None
 
 

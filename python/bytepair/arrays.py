@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from bytepair.errors import BytepairError
+from bytepair.errors import BytepairError, CorpusError
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike, NDArray
@@ -164,14 +164,49 @@ def encode_files(
         if not isinstance(p, str):
             raise TypeError(f"paths must be str or os.PathLike[str], got {type(p).__name__}")
     dt = id_dtype(tok, dtype)
+    from bytepair._files import check_regular
+    from bytepair.sources import SourceFile, documents
+
+    # The rule of train() and encode_corpus(): a FIFO or device is refused (the extension would
+    # read it as empty: it reads a file up to the size stat gives), a regular file is read to its
+    # end whatever that size (procfs files say 0).
+    sizes = [check_regular(p, CorpusError).st_size for p in names]
     if tok._normalize is not None:
         # Normalization is Python's (unicodedata): read the files here and normalize them.
-        from bytepair.sources import SourceFile, documents
-
-        plain = [SourceFile(p, os.path.getsize(p), None, False) for p in names]
+        plain = [SourceFile(p, size, None, False) for p, size in zip(names, sizes)]
         texts = [tok._normalize("".join(documents(f, errors=errors))) for f in plain]
         return encode_documents(tok, texts, allowed=[], dt=dt, num_threads=num_threads)
+    # Files that say they are empty are read here; those with text (procfs) are encoded apart.
+    unsized: dict[int, str] = {}
+    for k, size in enumerate(sizes):
+        if size == 0 and (text := "".join(documents(SourceFile(names[k], 0, None, False), errors=errors))):
+            unsized[k] = text
+    sized = [p for k, p in enumerate(names) if k not in unsized]
     ids, offsets, _replaced = tok._core.encode_files(
-        names, [], width=_DTYPES[dt], replace_errors=errors == "replace", num_threads=num_threads
+        sized, [], width=_DTYPES[dt], replace_errors=errors == "replace", num_threads=num_threads
     )
-    return _arrays((ids, offsets), dt)
+    out = _arrays((ids, offsets), dt)
+    if not unsized:
+        return out
+    more = encode_documents(tok, list(unsized.values()), allowed=[], dt=dt, num_threads=num_threads)
+    return _interleave(out, more, [k in unsized for k in range(len(names))])
+
+
+def _interleave(
+    a: tuple[NDArray[Any], NDArray[np.int64]], b: tuple[NDArray[Any], NDArray[np.int64]], from_b: list[bool]
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """Two ``(ids, offsets)`` batches as one, document ``k`` taken from ``b`` where ``from_b[k]``,
+    else from ``a``, each in its order."""
+    parts = []
+    offsets = np.zeros(len(from_b) + 1, dtype=np.int64)
+    next_a = next_b = 0
+    for k, take_b in enumerate(from_b):
+        ids, offs = b if take_b else a
+        j = next_b if take_b else next_a
+        parts.append(ids[offs[j] : offs[j + 1]])
+        offsets[k + 1] = offsets[k] + (offs[j + 1] - offs[j])
+        if take_b:
+            next_b += 1
+        else:
+            next_a += 1
+    return np.concatenate(parts), offsets

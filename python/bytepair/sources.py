@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from bytepair._files import check_regular, open_regular
 from bytepair.errors import BytepairError, CorpusError
 
 __all__ = [
@@ -172,13 +173,12 @@ def decompress_error(f: SourceFile, e: BaseException) -> CorpusError:
 def check_file(f: SourceFile, strict: bool) -> None:
     """Fails now, not hours into counting, for a file that cannot be read or whose start is
     not UTF-8 (the rest is checked as it is read)."""
-    if not os.path.isfile(f.path):
-        raise CorpusError(f"{f.path} is not a regular file")
+    check_regular(f.path, CorpusError)  # a FIFO would block the read, a device never end
     if not os.access(f.path, os.R_OK):
         raise PermissionError(f"{f.path}: not readable")
     if f.compression == "zst":
         zstandard_module(f.path)
-    with open(f.path, "rb") as raw:
+    with open_regular(f.path, CorpusError) as raw:
         try:
             head = open_stream(f, raw).read(HEAD_BYTES)
         except DECOMPRESS_ERRORS as e:
@@ -285,7 +285,8 @@ def documents(f: SourceFile, *, text_field: str = "text", errors: str = "strict"
         yield from parquet_documents(f, text_field)
         return
     handler = "bytepair.replace" if errors == "replace" else "strict"
-    with open(f.path, "rb") as raw:
+    # Read to the end whatever size stat gives (procfs files say 0); a FIFO or device is refused.
+    with open_regular(f.path, CorpusError) as raw:
         stream = open_stream(f, raw)
         try:
             if not f.jsonl:

@@ -100,7 +100,9 @@ def run_show(args: argparse.Namespace, tok: WordPieceTokenizer) -> int:
         lines.append("")
         lines.append(f"learned tokens (first {len(shown):,} of {len(learned):,}, in id order):")
         lines += [f"  {i:>7}  {t}" for i, t in shown]
-    sys.stdout.write("\n".join(lines) + "\n")
+    from bytepair.cli.show import _printable  # tokens from a file: no terminal control codes
+
+    sys.stdout.write("\n".join(_printable(line) for line in lines) + "\n")
     return 0
 
 
@@ -114,13 +116,15 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
     if isinstance(seconds, dict):
         shared["seconds"] = {k: v for k, v in seconds.items() if k != "total"}
     lines = bpe_lines(shared)
-    words, distinct = info.get("words"), info.get("distinct_words")
-    if lines and lines[0].startswith("trained on") and isinstance(words, int) and isinstance(distinct, int):
+    from bytepair.cli.show import _count  # the record is the file's: counts checked, no float overflow
+
+    words, distinct = _count(info.get("words")), _count(info.get("distinct_words"))
+    if lines and lines[0].startswith("trained on") and words is not None and distinct is not None:
         lines[0] += f", {plural(words, 'word')} ({distinct:,} distinct)"
-    tokens, unk = info.get("tokens"), info.get("unk_tokens")
-    text_bytes = info.get("text_bytes")
-    if isinstance(tokens, int) and tokens and isinstance(unk, int) and isinstance(text_bytes, int):
-        per_word = f", {tokens / words:.2f} tokens/word" if isinstance(words, int) and words else ""
+    tokens, unk = _count(info.get("tokens")), _count(info.get("unk_tokens"))
+    text_bytes = _count(info.get("text_bytes"))
+    if tokens and unk is not None and text_bytes is not None:
+        per_word = f", {tokens / words:.2f} tokens/word" if words else ""
         lines.append(f"on its data     {text_bytes / tokens:.2f} bytes/token{per_word}, {unk / tokens:.3%} unknown tokens")
     return lines
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     total_tokens = total_bytes = 0
     from bytepair.corpus import encode as corpus_encode
 
-    plain = [f for f in files if f.compression is None and not f.jsonl and not f.parquet and tok._normalize is None]
+    # A file whose size is 0 may have text all the same (procfs): it is read below, as train and
+    # encode-corpus read it, and its bytes are those read.
+    plain = [
+        f for f in files if f.compression is None and not f.jsonl and not f.parquet and tok._normalize is None and f.size
+    ]
     small = [f for f in plain if f.size <= corpus_encode.STREAM_BYTES]
     counts: dict[str, int] = {}
     if small:  # read and encoded in Rust, all files at once on all threads
@@ -43,17 +46,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 n += int.from_bytes(ends[-8:], "little")  # the last offset: the tokens of these ranges
             counts[f.path] = n
     for f in files:
+        size = f.size
         if f.path not in counts:
             n = 0
             batch: list[str] = []
             for doc in documents(f, text_field=args.text_field, errors=args.errors):
                 batch.append(doc)
+                if not f.size:
+                    size += _text_bytes(doc)
                 if len(batch) >= 4096:
                     n += sum(tok.count_batch(batch, disallowed_special=(), num_threads=args.threads))
                     batch = []
             n += sum(tok.count_batch(batch, disallowed_special=(), num_threads=args.threads))
             counts[f.path] = n
-        size = os.path.getsize(f.path)
         n = counts[f.path]
         total_tokens += n
         total_bytes += size
@@ -62,6 +67,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         rows.append([f"{total_tokens:,}", f"{total_bytes:,}", f"{total_bytes / total_tokens:.3f}" if total_tokens else "-", "total"])
     print("\n".join(table(rows, right=[True, True, True, False], gaps=["  ", "  ", "  "])))
     return 0
+
+
+def _text_bytes(doc: str) -> int:
+    """The bytes of a document of a file that gives its size as 0 (procfs)."""
+    return len(doc.encode("utf-8"))
 
 
 def _rows(counts: list[tuple[int, int, str]]) -> list[list[str]]:
@@ -82,15 +92,18 @@ def _run_wordpiece(args: argparse.Namespace, tok: WordPieceTokenizer, files: lis
     counts = []
     for f in files:
         n = 0
+        size = f.size
         batch: list[str] = []
         for doc in documents(f, text_field=args.text_field, errors=args.errors):
             batch.append(doc)
+            if not f.size:
+                size += _text_bytes(doc)
             if len(batch) >= 4096:
                 n += len(tok.encode_batch_numpy(batch, num_threads=args.threads)[0])
                 batch = []
         if batch:
             n += len(tok.encode_batch_numpy(batch, num_threads=args.threads)[0])
-        counts.append((n, os.path.getsize(f.path), f.path))
+        counts.append((n, size, f.path))
     print("\n".join(table(_rows(counts), right=[True, True, True, False], gaps=["  ", "  ", "  "])))
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 
@@ -18,7 +19,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     cs = corpora(args.corpus, text_field=args.text_field)
     sample = None
     if args.sample_text is not None:
-        with open(args.sample_text, encoding="utf-8") as f:
+        from bytepair._files import open_regular
+        from bytepair.errors import CorpusError
+
+        # A FIFO or device is refused, as every input is (open_regular), not read without end.
+        with io.TextIOWrapper(open_regular(args.sample_text, CorpusError), encoding="utf-8") as f:
             sample = f.read()
     data = write_report(args.output, tok, cs, sample_text=sample, name=args.tokenizer)
     print(f"wrote {args.output} ({data['largest']:,} sizes of {args.tokenizer} on {data['text_bytes']:,} bytes); open it in a browser", file=sys.stderr)

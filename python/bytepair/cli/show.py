@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Any
@@ -27,6 +28,43 @@ def _pattern_label(tok: Tokenizer) -> str:
     return f"custom: {regex}"
 
 
+def _count(value: Any) -> int | None:
+    """A count from a tokenizer file's ``training`` record, or None: the record is the file's,
+    untrusted (a string, a list, a number too large for a float, ...)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
+        return value
+    return None
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from the ``training`` record (``Infinity`` and ``NaN`` are JSON to Python), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        x = float(value)
+    except OverflowError:  # an int beyond any float
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _sources(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's per-source entries with what ``sources_table`` reads checked: entries that
+    are not objects dropped, values of the wrong type left out (shown as "-")."""
+    sources = info.get("sources")
+    out: list[dict[str, Any]] = []
+    for s in sources if isinstance(sources, list) else []:
+        if not isinstance(s, dict):
+            continue
+        entry: dict[str, Any] = {"name": str(s.get("name")), "documents": _count(s.get("documents")) or 0}
+        for key in ("files", "bytes", "replaced_bytes"):
+            if (n := _count(s.get(key))) is not None:
+                entry[key] = n
+        for key in ("weight", "share", "bytes_per_token", "tokens_per_word"):
+            entry[key] = _number(s.get(key))
+        out.append(entry)
+    return out
+
+
 def _training_lines(info: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     inputs = info.get("input")
@@ -36,12 +74,12 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
         if isinstance(files, list) and files:
             shown = ", ".join(str(f) for f in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
             parts.append(shown)
-        if isinstance(inputs.get("bytes"), int):
-            parts.append(size_text(inputs["bytes"]))
-        if isinstance(inputs.get("documents"), int):
-            parts.append(plural(inputs["documents"], "document"))
-        if isinstance(info.get("distinct_pieces"), int):
-            parts.append(plural(info["distinct_pieces"], "distinct piece"))
+        if (n := _count(inputs.get("bytes"))) is not None:
+            parts.append(size_text(n))
+        if (n := _count(inputs.get("documents"))) is not None:
+            parts.append(plural(n, "document"))
+        if (n := _count(info.get("distinct_pieces"))) is not None:
+            parts.append(plural(n, "distinct piece"))
         if parts:
             lines.append("trained on      " + ", ".join(parts))
     opts = []
@@ -56,16 +94,19 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
     if info.get("stopped_early"):
         opts.append("stopped early (no pair reached the min frequency)")
     seconds = info.get("seconds")
-    if isinstance(seconds, dict) and all(isinstance(v, (int, float)) for v in seconds.values()):
-        opts.append("in " + duration(sum(seconds.values())))
+    if isinstance(seconds, dict):
+        times = [_number(v) for v in seconds.values()]
+        total = sum(t for t in times if t is not None)
+        if None not in times and 0 <= total < 1e12:  # duration() rounds: no inf, NaN or 10**400
+            opts.append("in " + duration(total))
     if info.get("bytepair_version"):
         opts.append(f"bytepair {info['bytepair_version']}")
     if opts:
         lines.append("training        " + ", ".join(opts))
     base = info.get("base")
-    if isinstance(base, dict) and isinstance(base.get("vocab_size"), int):
+    if isinstance(base, dict) and (base_size := _count(base.get("vocab_size"))) is not None:
         lines.append(
-            f"continued from  a base of {base['vocab_size']:,} tokens and {base.get('merges', 0):,} merges, kept as they were"
+            f"continued from  a base of {base_size:,} tokens and {_count(base.get('merges')) or 0:,} merges, kept as they were"
         )
     return lines
 
@@ -119,10 +160,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if tok.special_tokens_map:
         lines.append("roles           " + ", ".join(f"{r} = {t!r}" for r, t in tok.special_tokens_map.items()))
     lines.extend(_training_lines(tok.training))
-    sources = tok.training.get("sources")
-    if isinstance(sources, list) and len(sources) > 1:
-        lines.append("sources (alpha {}):".format(tok.training.get("alpha", 1.0)))
-        lines.extend("  " + line for line in sources_table(tok).splitlines())
+    sources = _sources(tok.training)
+    if len(sources) > 1:
+        alpha = tok.training.get("alpha", 1.0)
+        lines.append(f"sources (alpha {alpha if _number(alpha) is not None else '?'}):")
+        lines.extend("  " + line for line in sources_table({"sources": sources}).splitlines())
     lines.append("")
 
     if merges is not None and not args.tokens:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any
 
@@ -14,7 +15,11 @@ _UNSET = object()
 
 
 def _words(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
+    from bytepair._files import open_regular
+    from bytepair.errors import CorpusError
+
+    # A FIFO or device is refused, as every input is (open_regular), not read without end.
+    with io.TextIOWrapper(open_regular(path, CorpusError), encoding="utf-8") as f:
         words = [w.strip() for w in f if w.strip() and not w.startswith("#")]
     if not words:
         raise CommandError(f"--words {path} has no words (one per line; lines starting with # are comments)")

@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from bytepair._atomic import write_atomic
+from bytepair._files import read_bytes
 from bytepair.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -61,17 +62,21 @@ def read(outdir: str) -> dict[str, Any] | None:
     path = os.path.join(outdir, NAME)
     if not os.path.exists(path):
         return None
-    if not os.path.isfile(path):  # a FIFO would block the read, a device never end
-        raise CorpusError(f"{path} is not a regular file")
+    data = read_bytes(path, CorpusError)  # a FIFO would block the read, a device never end
     try:
-        with open(path, "rb") as f:
-            doc = json.loads(f.read())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:  # ValueError: JSONDecodeError, or an int of 4,300+ digits
         raise CorpusError(f"{path} is not a valid manifest ({e}); pass --overwrite to start again") from None
+    except RecursionError:
+        raise CorpusError(f"{path} is not a valid manifest (nested too deeply); pass --overwrite to start again") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CorpusError(f"{path} is not a bytepair shard manifest; pass --overwrite to start again")
     if doc.get("version") != VERSION:
         raise CorpusError(f"{path}: unknown manifest version {doc.get('version')!r}")
-    if doc.get("manifest_sha256") != _body_hash(doc):
+    try:
+        edited = doc.get("manifest_sha256") != _body_hash(doc)
+    except RecursionError:  # json.dumps of a document that json.loads just took, deeper in the stack
+        raise CorpusError(f"{path} is not a valid manifest (nested too deeply); pass --overwrite to start again") from None
+    if edited:
         raise CorpusError(f"{path} was edited (its sha256 does not match); pass --overwrite to start again")
     return doc

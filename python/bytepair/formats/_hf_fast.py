@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bytepair import _core, _json
+from bytepair._files import read_bytes
 from bytepair.errors import BytepairError, FormatError
 from bytepair.formats import gpt2, hf
 from bytepair.patterns import resolve
@@ -86,9 +87,8 @@ def load(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer | None:
     """The tokenizer ``hf.from_hf_dict(_json.read_json(path), where=path, roles=roles)``
     returns, or None (see the module doc)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+        data = read_bytes(path)
+    except (OSError, FormatError):  # the full reader names the problem (a FIFO, a device...)
         return None
     model = _core.HfModel.parse(data)
     if model is None:

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._files import read_bytes
 from bytepair.errors import BytepairError, FormatError
 from bytepair.wordpiece import WordPieceTokenizer
 
@@ -21,8 +22,7 @@ def load_bert_vocab(path: str | os.PathLike[str], **options: Any) -> WordPieceTo
     """A WordPieceTokenizer from a ``vocab.txt``; ``options`` go to WordPieceTokenizer
     (e.g. ``lowercase=False`` for cased BERT vocabularies)."""
     where = os.fspath(path)
-    with open(where, "rb") as f:
-        data = f.read()
+    data = read_bytes(where)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

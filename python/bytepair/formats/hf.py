@@ -197,6 +197,7 @@ def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str |
     if not isinstance(added, list):
         raise FormatError(f"{where}: added_tokens must be a list")
     specials: dict[str, int] = {}
+    by_id: dict[int, str] = {}  # the inverse of specials: looking through specials.values() made this loop quadratic
     for n, entry in enumerate(added):
         path = f"added_tokens[{n}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
@@ -210,10 +211,10 @@ def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str |
         text = entry["content"]
         if text in specials and specials[text] != i:
             raise FormatError(f"{where}: {path}: {text!r} is added twice, with ids {specials[text]} and {i}")
-        if i in specials.values() and specials.get(text) != i:
-            other = next(t for t, j in specials.items() if j == i)
-            raise FormatError(f"{where}: {path}: the id {i} is given to both {other!r} and {text!r}")
+        if i in by_id and by_id[i] != text:
+            raise FormatError(f"{where}: {path}: the id {i} is given to both {by_id[i]!r} and {text!r}")
         specials[text] = i
+        by_id[i] = text
     return model, normalization, pattern, specials
 
 
@@ -415,7 +416,8 @@ def _added_tokens_of(directory: str) -> dict[str, int]:
     out: dict[str, int] = {}
     if isinstance(decoder, dict):
         for key, entry in decoder.items():
-            if isinstance(entry, dict) and isinstance(entry.get("content"), str) and key.isdigit():
+            # ASCII digits of an id's length: str.isdigit takes "²", and int() neither that nor 4,300 digits.
+            if isinstance(entry, dict) and isinstance(entry.get("content"), str) and key.isascii() and key.isdigit() and len(key) <= 10:
                 out[entry["content"]] = int(key)
     return out
 

@@ -114,7 +114,9 @@ def wordpiece_from_hf(data: dict[str, Any], *, path: str) -> WordPieceTokenizer:
     no_template = options.pop("_no_template", False)
     try:
         tok = WordPieceTokenizer(vocab, **options)
-    except BytepairError as e:
+    except (BytepairError, TypeError, OverflowError) as e:
+        # TypeError / OverflowError: an option of the wrong type or too large for the extension
+        # (max_input_chars_per_word = 10**30) is the file's fault, not the caller's.
         raise FormatError(f"{path}: {e}") from None
     if no_template:
         tok._template = tok._pair_template = None

@@ -13,6 +13,7 @@ import os
 import unicodedata
 
 from bytepair._atomic import write_atomic
+from bytepair._files import read_bytes
 from bytepair.errors import BytepairError, FormatError
 from bytepair.tokenizer import Tokenizer
 
@@ -20,9 +21,35 @@ __all__ = ["dump_minbpe", "load_minbpe", "render_token"]
 
 MAGIC = "minbpe v1"
 
+# A merge's token is its two parts joined, so k lines can make a token of 2**k bytes: a 339-byte
+# file of doubling merges asked for terabytes. The tokens a file makes are bounded by its size:
+# cl100k's 100,256 tokens total 644 kB, 0.71 bytes per byte of its 902 kB of merge lines (a
+# token averages a few bytes, a merge line costs 4 or more); TOKEN_BYTES_PER_FILE_BYTE is 22
+# times that, and the floor leaves room for small hand-made files with long tokens.
+TOKEN_BYTES_PER_FILE_BYTE = 16
+TOKEN_BYTES_FLOOR = 1 << 20
 
-def parse_model(text: str, where: str) -> tuple[str | None, dict[str, int], list[tuple[int, int]]]:
-    """``(pattern, special tokens, merges as id pairs)`` of a ``.model`` file's text."""
+
+def _is_id(field: str) -> bool:
+    """An id as minbpe writes it: ASCII digits, no longer than 2**64's (str.isdigit also takes
+    "²", which int() refuses, and int() refuses numbers of over 4,300 digits)."""
+    return field.isascii() and field.isdigit() and len(field) <= 20
+
+
+def token_bytes_limit(file_bytes: int) -> int:
+    """The most bytes the tokens of a ``.model`` file of ``file_bytes`` bytes may total."""
+    return TOKEN_BYTES_PER_FILE_BYTE * file_bytes + TOKEN_BYTES_FLOOR
+
+
+def parse_model(
+    text: str, where: str, file_bytes: int | None = None
+) -> tuple[str | None, dict[str, int], list[tuple[int, int]]]:
+    """``(pattern, special tokens, merges as id pairs)`` of a ``.model`` file's text; the tokens
+    the merges make may total at most ``token_bytes_limit(file_bytes)`` bytes (``file_bytes``:
+    the file's size, by default the text's UTF-8 length)."""
+    if file_bytes is None:
+        file_bytes = len(text.encode("utf-8", "surrogatepass"))
+    limit = token_bytes_limit(file_bytes)
     lines = text.split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
@@ -41,21 +68,32 @@ def parse_model(text: str, where: str) -> tuple[str | None, dict[str, int], list
     for n in range(count):
         line = lines[3 + n].rstrip("\r")
         text_, _, idx = line.rpartition(" ")
-        if not text_ or not idx.isdigit():
+        if not text_ or not _is_id(idx):
             raise FormatError(f"{where}, line {4 + n}: expected 'special_token id', got {line[:80]!r}")
         specials[text_] = int(idx)
     merges: list[tuple[int, int]] = []
+    lengths = [1] * 256  # each token's length in bytes, by id, counted before any is made
+    total = 256
     for n, line in enumerate(lines[3 + count :], 4 + count):
         if not line.strip():
             continue
         fields = line.split()
-        if len(fields) != 2 or not all(f.isdigit() for f in fields):
+        if len(fields) != 2 or not all(_is_id(f) for f in fields):
             raise FormatError(f"{where}, line {n}: expected two token ids, got {line[:80]!r}")
         a, b = int(fields[0]), int(fields[1])
         made = 256 + len(merges)
         for x in (a, b):
             if x >= made:
                 raise FormatError(f"{where}, line {n}: the merge names the id {x}, not made before this merge (id {made})")
+        length = lengths[a] + lengths[b]
+        total += length
+        if total > limit:
+            raise FormatError(
+                f"{where}, line {n}: the merges make tokens of {total:,} bytes in all (this one {length:,} bytes), "
+                f"more than a file of {file_bytes:,} bytes can hold ({TOKEN_BYTES_PER_FILE_BYTE} bytes of tokens per "
+                f"byte of file + {TOKEN_BYTES_FLOOR:,}); merges that keep doubling a token?"
+            )
+        lengths.append(length)
         merges.append((a, b))
     return pattern, specials, merges
 
@@ -73,13 +111,12 @@ def tables(merge_ids: list[tuple[int, int]]) -> tuple[dict[int, bytes], list[tup
 def load_minbpe(path: str | os.PathLike[str]) -> Tokenizer:
     """Reads a minbpe ``.model`` file."""
     where = os.fspath(path)
-    with open(where, "rb") as f:
-        data = f.read()
+    data = read_bytes(where)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError(f"{where}: not UTF-8 text (byte offset {e.start})") from None
-    pattern, specials, merge_ids = parse_model(text, where)
+    pattern, specials, merge_ids = parse_model(text, where, len(data))
     vocab, merges = tables(merge_ids)
     seen: dict[bytes, int] = {}
     for i, b in vocab.items():

@@ -6,7 +6,10 @@ rank is both its id and its merge priority: encoding merges, lowest rank first, 
 pair whose joined bytes are a token.
 
 Files may be gzip-compressed; they are recognised by their first bytes, whatever their name.
-``expected_hash`` is the sha256 of the uncompressed content, as tiktoken checks it.
+``expected_hash`` is the sha256 of the uncompressed content, as tiktoken checks it. A gzip file
+is decompressed as a stream, and stopped past ``GUNZIP_RATIO`` times its size (plus 1 MiB): a
+real rank file compresses about 2:1 (o200k: 3.6 MB, 1.7 MB gzipped), gzip at most about
+1,000:1, so a 7 MB file could otherwise ask for 7 GB.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from bytepair._atomic import write_atomic
+from bytepair._files import read_bytes
 from bytepair.errors import FormatError
 from bytepair.tokenizer import Tokenizer
 
 __all__ = ["check_ranks_agree", "dump_tiktoken", "load_tiktoken", "to_tiktoken"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+GUNZIP_RATIO = 32  # see the module doc
+_GUNZIP_FLOOR = 1 << 20
 _MAX_RANK = 2**32 - 2  # ids are u32 in the core; u32::MAX is reserved
 # The core keeps an id-indexed table, so a stray huge rank would cost memory in proportion to it.
 _MAX_GAP = 1 << 20
@@ -59,8 +65,10 @@ def load_tiktoken(
     :class:`~bytepair.FormatError` naming both hashes. A malformed line raises
     :class:`~bytepair.FormatError` naming the file and the line number.
     """
+    # The same checks as Tokenizer(...)'s (ids in [0, 2**32)), before the extension sees them:
+    # it would raise OverflowError for 2**32 or -1.
+    specials = Tokenizer._resolve_specials(dict(special_tokens or {}), {}, {})
     data, where = _read(path, expected_hash)
-    specials = dict(special_tokens or {})
     # The extension reads the common form of rank files itself; anything else (or a malformed
     # file) goes through parse_ranks below, which accepts what tiktoken accepts and names errors.
     tok = Tokenizer._from_rank_file(data, special_tokens=specials, pattern=pattern)
@@ -77,13 +85,7 @@ def read_ranks(path: str | os.PathLike[str], *, expected_hash: str | None = None
 def _read(path: str | os.PathLike[str], expected_hash: str | None) -> tuple[bytes, str]:
     """The uncompressed, hash-checked content of a rank file, and its name for messages."""
     where = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise FormatError(f"{where}: not a valid gzip file ({e})") from None
+    data = gunzip(read_bytes(where), where)
     if expected_hash is not None:
         actual = hashlib.sha256(data).hexdigest()
         if actual != expected_hash.strip().lower():
@@ -92,6 +94,38 @@ def _read(path: str | os.PathLike[str], expected_hash: str | None) -> tuple[byte
                 f"the file is corrupt or not the one expected"
             )
     return data, where
+
+
+def gunzip(data: bytes, where: str) -> bytes:
+    """``data`` decompressed if it is gzip (as ``gzip.decompress`` does: members one after
+    another), else ``data``; a ``FormatError`` past ``GUNZIP_RATIO * len(data) + 1 MiB`` bytes."""
+    if data[:2] != _GZIP_MAGIC:
+        return data
+    limit = GUNZIP_RATIO * len(data) + _GUNZIP_FLOOR
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    try:
+        while rest:  # one gzip member at a time
+            d = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
+            # Output stops one byte past the limit: a bomb is never inflated whole. Short of
+            # that, the call takes all the input it can, so a member not ended is truncated.
+            chunk = d.decompress(rest, limit - size + 1)
+            out.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise FormatError(
+                    f"{where}: decompresses to more than {limit:,} bytes ({GUNZIP_RATIO} times the "
+                    f"file's {len(data):,} bytes + 1 MiB); a rank file compresses about 2:1 (a gzip bomb?)"
+                )
+            if not d.eof:
+                raise FormatError(f"{where}: not a valid gzip file (truncated: it ends inside the compressed data)")
+            rest = d.unused_data.lstrip(b"\x00")  # gzip.decompress allows zero padding after a member
+            if rest and rest[:2] != _GZIP_MAGIC:
+                raise FormatError(f"{where}: not a valid gzip file (bytes after the compressed data)")
+    except zlib.error as e:
+        raise FormatError(f"{where}: not a valid gzip file ({e})") from None
+    return b"".join(out)
 
 
 def parse_ranks(data: bytes, where: str = "<tiktoken ranks>") -> dict[bytes, int]:
