@@ -13,7 +13,11 @@ Sections (each timing is the best of --repeat runs, wall clock, in this one proc
           atomically); the goal is under 1 s. The file is first checked to encode like
           bytepair with tokenizers, on a few lines.
 
-Run: python bench/bench_interop.py [--repeat 3]. Benchmarks, not tests.
+  --added-tokens  bytepair.load of a small tokenizer.json with 20,000 / 40,000 / 80,000
+          added tokens: the time should double with their number (each added token's id
+          checked through all the ids before it made it quadratic: 20,000 took 4.2 s).
+
+Run: python bench/bench_interop.py [--repeat 3] [--added-tokens]. Benchmarks, not tests.
 """
 
 from __future__ import annotations
@@ -44,8 +48,11 @@ def best(fn: object, repeat: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--added-tokens", action="store_true", help="only the added-tokens section")
     args = ap.parse_args()
     warnings.simplefilter("ignore", bytepair.BytepairWarning)
+    if args.added_tokens:
+        return added_tokens(args.repeat)
     tok = bytepair.get_encoding("o200k_base")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "tokenizer.json")
@@ -78,6 +85,27 @@ def main() -> None:
         f"   (full Python reader {full_m:.3f} s, ratio {full_m / theirs_m:.2f})"
     )
     print(f"export  bytepair.save_hf {export:.3f} s   {'PASS' if export < 1 else 'FAIL'} (goal < 1 s)")
+
+
+def added_tokens(repeat: int) -> None:
+    from bytepair.formats.hf import to_hf_dict
+
+    base = to_hf_dict(bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []))
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (20_000, 40_000, 80_000):
+            doc = dict(base)
+            doc["added_tokens"] = [
+                {"id": 256 + k, "content": f"<|t{k}|>", "single_word": False, "lstrip": False,
+                 "rstrip": False, "normalized": False, "special": True}
+                for k in range(n)
+            ]
+            path = os.path.join(tmp, f"added{n}.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            times.append(best(lambda: bytepair.load(path), repeat))
+            print(f"added tokens {n:>6,}: bytepair.load {times[-1]:.3f} s")
+    print(f"80,000 / 20,000: {times[2] / times[0]:.1f}x (linear: 4x)")
 
 
 if __name__ == "__main__":

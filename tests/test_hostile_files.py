@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -343,15 +342,15 @@ def added_tokens_file(path: Path, n: int) -> None:
     path.write_text(json.dumps(doc))
 
 
-def test_many_added_tokens_load_in_time_that_follows_their_number(tmp_path: Path) -> None:
-    """Checking each added token's id looked through all the ids before it: 20,000 took 4.2 s,
-    60,000 would take about 40 s; now 60,000 take about 0.6 s."""
+def test_many_added_tokens_load(tmp_path: Path) -> None:
+    """60,000 added tokens, each checked against the ids before it. How the time grows with
+    their number is measured by `bench/bench_interop.py --added-tokens` (no test asserts a
+    time): checking through all the earlier ids made 20,000 take 4.2 s and 60,000 about 38 s;
+    a map from id to text makes 60,000 take well under a second."""
     path = tmp_path / "tokenizer.json"
     added_tokens_file(path, 60_000)
     for load in (bytepair.load, lambda p: hf.from_hf_dict(json.loads(p.read_text()), where=str(p))):
-        start = time.perf_counter()
         tok = load(path)
-        assert time.perf_counter() - start < 15
         assert isinstance(tok, Tokenizer) and tok.encode("a<|t59999|>b", allowed_special="all") == [97, 257 + 59_999, 98]
 
 
