@@ -17,7 +17,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use rayon::prelude::*;
 
-use super::{parallel, parallel_batch, to_py};
+use super::{batch_rounds, grouped, parallel, parallel_batch, round_bytes, to_py};
 use crate::bpe::encode::{Bpe, Encoder, Parallel};
 use crate::bpe::flat::{batch_parallel, Parts, Separator, Width};
 use crate::error::Error;
@@ -824,8 +824,6 @@ fn flat_result<'py>(
 // cuts `Encoder::encode_files` reads it by (`count::file_cuts`), so the ids are those of the
 // whole; whole texts of a batch, and whole files, are grouped into rounds.
 
-/// Bytes of input per round between two looks at pending signals: a round takes well under a
-/// second on one thread, and costs one GIL round trip.
 /// Texts shorter than this are encoded without releasing the GIL: on "hello world", releasing
 /// and taking it back (`take_gil`, `drop_gil`, their mutexes) were about a tenth of the call in
 /// `perf`, and a few words take well under a microsecond to encode.
@@ -834,35 +832,6 @@ const HOLD_GIL_BYTES: usize = 1024;
 thread_local! {
     /// The ids of short calls, reused: no allocation per call.
     static SHORT_IDS: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-fn round_bytes(par: Parallel) -> usize {
-    (8usize << 20).saturating_mul(par.threads.max(1))
-}
-
-/// The texts of a batch grouped into rounds: (first, end) ranges of texts whose total is at most
-/// `size` bytes, or a single text (which may be larger; it is then cut into rounds itself).
-fn batch_rounds(texts: &[PyBackedStr], size: usize) -> Vec<(usize, usize)> {
-    grouped(texts.iter().map(|t| t.len() as u64), size as u64)
-}
-
-/// Items of the given sizes grouped into (first, end) runs of at most `size` in all, or single
-/// items (which may be larger).
-fn grouped(sizes: impl Iterator<Item = u64>, size: u64) -> Vec<(usize, usize)> {
-    let mut rounds = Vec::new();
-    let (mut first, mut total, mut n) = (0, 0u64, 0);
-    for (i, len) in sizes.enumerate() {
-        if i > first && total.saturating_add(len) > size {
-            rounds.push((first, i));
-            (first, total) = (i, 0);
-        }
-        total = total.saturating_add(len);
-        n = i + 1;
-    }
-    if first < n {
-        rounds.push((first, n));
-    }
-    rounds
 }
 
 /// The flat output of the array calls made in rounds: the ids as `width`-byte little-endian

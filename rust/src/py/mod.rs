@@ -210,3 +210,37 @@ impl TextBlock {
         Ok(self.doc(i))
     }
 }
+
+// Rounds: a call with more input than `round_bytes` is done in rounds, each with the GIL
+// released, and pending signals (Ctrl-C) are looked at between them.
+
+/// Bytes of input per round between two looks at pending signals: a round takes well under a
+/// second on one thread, and costs one GIL round trip.
+pub(super) fn round_bytes(par: Parallel) -> usize {
+    (8usize << 20).saturating_mul(par.threads.max(1))
+}
+
+/// The texts of a batch grouped into rounds: (first, end) ranges of texts whose total is at most
+/// `size` bytes, or a single text (which may be larger; it is then cut into rounds itself).
+pub(super) fn batch_rounds(texts: &[PyBackedStr], size: usize) -> Vec<(usize, usize)> {
+    grouped(texts.iter().map(|t| t.len() as u64), size as u64)
+}
+
+/// Items of the given sizes grouped into (first, end) runs of at most `size` in all, or single
+/// items (which may be larger).
+pub(super) fn grouped(sizes: impl Iterator<Item = u64>, size: u64) -> Vec<(usize, usize)> {
+    let mut rounds = Vec::new();
+    let (mut first, mut total, mut n) = (0, 0u64, 0);
+    for (i, len) in sizes.enumerate() {
+        if i > first && total.saturating_add(len) > size {
+            rounds.push((first, i));
+            (first, total) = (i, 0);
+        }
+        total = total.saturating_add(len);
+        n = i + 1;
+    }
+    if first < n {
+        rounds.push((first, n));
+    }
+    rounds
+}

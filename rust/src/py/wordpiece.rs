@@ -2,6 +2,9 @@
 //! encoding), `bert_pre_tokenize`, and the `WordCounter` class that counts words for training.
 //!
 //! The lists of `encode_batch_ids` share one int object per id (`ints`), as the `Encoder`'s do.
+//! Inputs of more than `round_bytes` are encoded in rounds with Ctrl-C looked at between them,
+//! as the `Encoder` does: a large text is cut where its parts encode to the ids of the whole
+//! (`WordPiece::cuts`), the texts of a batch are grouped.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -12,7 +15,8 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyList};
 use rayon::prelude::*;
 
-use super::{finish, parallel, parallel_batch, to_py, Progress};
+use super::{batch_rounds, finish, parallel, parallel_batch, round_bytes, to_py, Progress};
+use crate::bpe::encode::Parallel;
 use crate::error::Error;
 use crate::wordpiece::model::{BertOptions, WordPiece};
 use crate::Rank;
@@ -94,25 +98,31 @@ impl PyWordPiece {
         self.inner.segment_cache()
     }
 
-    fn encode(&self, py: Python<'_>, text: PyBackedStr) -> Vec<Rank> {
-        py.detach(|| {
+    fn encode(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
+        if text.len() > round_bytes(Parallel::SERIAL) {
+            return Ok(self.encode_rounds(py, &text, false)?.0);
+        }
+        Ok(py.detach(|| {
             let mut ids = Vec::new();
             self.inner.encode(&text, &mut ids, None);
             ids
-        })
+        }))
     }
 
     fn encode_with_offsets(
         &self,
         py: Python<'_>,
         text: PyBackedStr,
-    ) -> (Vec<Rank>, Vec<(u32, u32)>) {
-        py.detach(|| {
+    ) -> PyResult<crate::wordpiece::model::Encoded> {
+        if text.len() > round_bytes(Parallel::SERIAL) {
+            return self.encode_rounds(py, &text, true);
+        }
+        Ok(py.detach(|| {
             let mut ids = Vec::new();
             let mut offsets = Vec::new();
             self.inner.encode(&text, &mut ids, Some(&mut offsets));
             (ids, offsets)
-        })
+        }))
     }
 
     #[pyo3(signature = (texts, *, with_offsets = false, num_threads = None))]
@@ -123,12 +133,24 @@ impl PyWordPiece {
         with_offsets: bool,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<crate::wordpiece::model::Encoded>> {
-        let threads = parallel_batch(num_threads, None, &texts)?.threads;
-        py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            self.inner.encode_batch(&refs, with_offsets, threads)
-        })
-        .map_err(to_py)
+        let par = parallel_batch(num_threads, None, &texts)?;
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let mut out = Vec::with_capacity(refs.len());
+        for (first, end) in batch_rounds(&texts, round_bytes(par)) {
+            if end - first == 1 && refs[first].len() > round_bytes(par) {
+                out.push(self.encode_rounds(py, refs[first], with_offsets)?);
+                continue;
+            }
+            let part = py
+                .detach(|| {
+                    self.inner
+                        .encode_batch(&refs[first..end], with_offsets, par.threads)
+                })
+                .map_err(to_py)?;
+            out.extend(part);
+            py.check_signals()?;
+        }
+        Ok(out)
     }
 
     /// The ids of each text (no offsets), on `num_threads` threads.
@@ -139,23 +161,22 @@ impl PyWordPiece {
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let threads = parallel_batch(num_threads, None, &texts)?.threads;
+        let par = parallel_batch(num_threads, None, &texts)?;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        if threads > 1 {
-            return self.encode_batch_ids_pipelined(py, &refs, threads);
+        let size = round_bytes(par);
+        if refs.iter().map(|t| t.len()).sum::<usize>() <= size {
+            return self.ids_lists(py, &refs, par.threads);
         }
-        let (ids, ends) = py
-            .detach(|| self.inner.encode_batch_flat(&refs, threads))
-            .map_err(to_py)?;
-        let mut start = 0;
-        let lists = ends
-            .iter()
-            .map(|&end| {
-                let one = &ids[start..end];
-                start = end;
-                PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let mut lists: Vec<Bound<'py, PyAny>> = Vec::with_capacity(refs.len());
+        for (first, end) in batch_rounds(&texts, size) {
+            if end - first == 1 && refs[first].len() > size {
+                let ids = self.encode_rounds(py, refs[first], false)?.0;
+                lists.push(self.id_list(py, &ids)?.into_any());
+                continue;
+            }
+            lists.extend(self.ids_lists(py, &refs[first..end], par.threads)?.iter());
+            py.check_signals()?;
+        }
         PyList::new(py, lists)
     }
 
@@ -180,11 +201,32 @@ impl PyWordPiece {
                 self.ints.len()
             )));
         }
-        let threads = parallel_batch(num_threads, None, &texts)?.threads;
+        let par = parallel_batch(num_threads, None, &texts)?;
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let size = round_bytes(par);
+        let (flat, ends) = if refs.iter().map(|t| t.len()).sum::<usize>() <= size {
+            py.detach(|| self.inner.encode_batch_flat(&refs, par.threads))
+                .map_err(to_py)?
+        } else {
+            let (mut flat, mut ends) = (Vec::new(), Vec::with_capacity(refs.len()));
+            for (first, end) in batch_rounds(&texts, size) {
+                if end - first == 1 && refs[first].len() > size {
+                    flat.extend(self.encode_rounds(py, refs[first], false)?.0);
+                    ends.push(flat.len());
+                    continue;
+                }
+                let (ids, part) = py
+                    .detach(|| self.inner.encode_batch_flat(&refs[first..end], par.threads))
+                    .map_err(to_py)?;
+                let base = flat.len();
+                flat.extend(ids);
+                ends.extend(part.iter().map(|&e| e + base));
+                py.check_signals()?;
+            }
+            (flat, ends)
+        };
         let (ids, offsets) = py
             .detach(|| -> crate::error::Result<(Vec<u8>, Vec<u8>)> {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                let (flat, ends) = self.inner.encode_batch_flat(&refs, threads)?;
                 let ids: Vec<u8> = if width == 2 {
                     flat.iter()
                         .flat_map(|&i| (i as u16).to_le_bytes())
@@ -205,6 +247,65 @@ impl PyWordPiece {
 }
 
 impl PyWordPiece {
+    /// One text in rounds of about `round_bytes` bytes, cut where the parts encode to the ids
+    /// (and offsets) of the whole (`WordPiece::cuts`), with Ctrl-C looked at between rounds.
+    fn encode_rounds(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        with_offsets: bool,
+    ) -> PyResult<crate::wordpiece::model::Encoded> {
+        let cuts = py.detach(|| self.inner.cuts(text, round_bytes(Parallel::SERIAL)));
+        let (mut ids, mut offsets) = (Vec::new(), Vec::new());
+        let (mut start, mut chars) = (0usize, 0u32);
+        for end in cuts.into_iter().chain(std::iter::once(text.len())) {
+            let part = &text[start..end];
+            py.detach(|| {
+                if with_offsets {
+                    let mut o = Vec::new();
+                    self.inner.encode(part, &mut ids, Some(&mut o));
+                    // Offsets count characters of the whole text.
+                    offsets.extend(o.iter().map(|&(a, b)| (a + chars, b + chars)));
+                    chars += part.chars().count() as u32;
+                } else {
+                    self.inner.encode(part, &mut ids, None);
+                }
+            });
+            py.check_signals()?;
+            start = end;
+        }
+        Ok((ids, offsets))
+    }
+
+    /// The ids of `refs` as lists (made while the pool encodes, on several threads).
+    fn ids_lists<'py>(
+        &self,
+        py: Python<'py>,
+        refs: &[&str],
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if threads > 1 {
+            return self.encode_batch_ids_pipelined(py, refs, threads);
+        }
+        let (ids, ends) = py
+            .detach(|| self.inner.encode_batch_flat(refs, threads))
+            .map_err(to_py)?;
+        let mut start = 0;
+        let lists = ends
+            .iter()
+            .map(|&end| {
+                let one = &ids[start..end];
+                start = end;
+                self.id_list(py, one)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py)))
+    }
+
     /// `encode_batch_ids` on several threads: chunks of the batch are encoded on the pool while
     /// this thread, holding the GIL, makes the lists of the chunks already done (the lists are
     /// made under the GIL, one thread at a time: made after the encoding they were the larger

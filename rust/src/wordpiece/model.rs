@@ -1028,6 +1028,43 @@ impl WordPiece {
         self.segments.insert(text.as_bytes(), h, &ids[start..]);
     }
 
+    /// Where `text` can be cut into parts of about `size` bytes that, encoded one after the
+    /// other, give the ids of the whole (byte offsets, increasing, none at 0 or the end): just
+    /// after an ASCII whitespace byte that no occurrence of a special token holds. BERT's
+    /// pre-tokenizer ends every word at whitespace, normalization works a character at a time,
+    /// and special tokens are matched leftmost-longest, so a match that does not hold the cut
+    /// is the same in the part as in the whole. Long calls go in such parts, with Ctrl-C looked
+    /// at between them.
+    pub fn cuts(&self, text: &str, size: usize) -> Vec<usize> {
+        let b = text.as_bytes();
+        let spans: Vec<(usize, usize)> = match &self.specials {
+            Some((ac, _)) => ac.find_iter(text).map(|m| (m.start(), m.end())).collect(),
+            None => Vec::new(),
+        };
+        let size = size.max(1);
+        let (mut cuts, mut k) = (Vec::new(), 0);
+        let mut from = size.saturating_sub(1);
+        while from < b.len() {
+            let Some(off) = b[from..].iter().position(u8::is_ascii_whitespace) else {
+                break;
+            };
+            let cut = from + off + 1;
+            while k < spans.len() && spans[k].1 <= cut {
+                k += 1;
+            }
+            if k < spans.len() && spans[k].0 < cut {
+                from = spans[k].1; // inside a special token: look on after it
+                continue;
+            }
+            if cut >= b.len() {
+                break;
+            }
+            cuts.push(cut);
+            from = (cut + size).saturating_sub(1).max(cut);
+        }
+        cuts
+    }
+
     /// Sets the segment cache's budget in bytes (0 turns it off) and empties it.
     pub fn set_segment_cache(&self, bytes: usize) {
         self.segments.set_budget(bytes);
@@ -1092,6 +1129,52 @@ pub fn pre_tokenize(opts: &BertOptions, text: &str) -> Vec<(String, (u32, u32))>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_between_cuts_encode_to_the_whole() {
+        let vocab: Vec<(Rank, String)> = ["[UNK]", "[MASK]", "a", "b", "##a", "##b", "ab", "."]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i as Rank, t.to_string()))
+            .collect();
+        let specials = vec![("[MASK]".to_string(), 1), ("x y".to_string(), 1)];
+        let wp = WordPiece::new(
+            &vocab,
+            "[UNK]",
+            "##",
+            100,
+            BertOptions::default(),
+            &specials,
+        )
+        .unwrap();
+        let units = ["ab ", "a\n", "x y", " ", "[MASK]", "b.", "aab\t", "é "];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..300 {
+            let mut text = String::new();
+            for _ in 0..40 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(units[(x % units.len() as u64) as usize]);
+            }
+            let (mut whole, mut woffs) = (Vec::new(), Vec::new());
+            wp.encode(&text, &mut whole, Some(&mut woffs));
+            for size in [1, 2, 5, 17] {
+                let cuts = wp.cuts(&text, size);
+                let (mut ids, mut offs, mut start, mut chars) = (Vec::new(), Vec::new(), 0, 0u32);
+                for &end in cuts.iter().chain(std::iter::once(&text.len())) {
+                    let part = &text[start..end];
+                    let mut o = Vec::new();
+                    wp.encode(part, &mut ids, Some(&mut o));
+                    offs.extend(o.iter().map(|&(a, b)| (a + chars, b + chars)));
+                    chars += part.chars().count() as u32;
+                    start = end;
+                }
+                assert_eq!(ids, whole, "{text:?} {size} {cuts:?}");
+                assert_eq!(offs, woffs, "{text:?} {size}");
+            }
+        }
+    }
 
     fn model(tokens: &[&str], max_chars: usize) -> WordPiece {
         let vocab: Vec<(Rank, String)> = tokens
