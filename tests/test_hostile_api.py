@@ -414,3 +414,28 @@ def test_limit_errors_still_count_with_forged_text() -> None:
         tok.encode_ordinary(text, max_tokens=n - 1)
     with pytest.raises(LimitError):
         tok.encode(text, allowed_special="all", max_tokens=n - 1)
+
+
+def test_token_stats_with_special_id_2_32_minus_1_follow_the_text(tmp_path: Path) -> None:
+    # `stats` and `report` count tokens in tables that grow to the largest id the text gives;
+    # sized by the largest id the tokenizer names they asked for 32 GiB (MemoryError).
+    path = tmp_path / "tok.json"
+    Tokenizer(BYTES | {256: b"ab"}, [(b"a", b"b")], special_tokens={"<|x|>": 2**32 - 1}).save(path)
+    code = f"""
+        import resource
+        from collections import Counter
+        import bytepair
+        from bytepair.analysis.stats import token_stats
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        tok = bytepair.load({str(path)!r})
+        docs = ["ab <|x|> cd", "abab", "zz"] * 50
+        st = token_stats(tok, docs)
+        want = Counter(i for d in docs for i in tok.encode_ordinary(d))
+        assert {{i: int(c) for i, c in enumerate(st.counts) if c}} == dict(want)
+        assert st.documents == len(docs)
+        print("GROWTH", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert "GROWTH" in proc.stdout, proc.stderr[-3000:]
+    growth_kib = int(proc.stdout.split("GROWTH")[1])
+    assert growth_kib < 200 << 10, f"{growth_kib} KiB more at peak"

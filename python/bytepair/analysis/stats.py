@@ -144,9 +144,10 @@ def token_stats(
     """Encodes every document (the array path, no Python int per token) and counts tokens and
     document frequencies (left at zero with ``document_frequencies=False``, which saves a sort)."""
     n = tok.vocab_size
-    size = max([n, *(i + 1 for i in tok.special_tokens.values())])
-    counts = np.zeros(size, dtype=np.int64)
-    dfs = np.zeros(size, dtype=np.int64)
+    # The tables grow to the largest id the text gives, not to the largest id the tokenizer
+    # file names: a special token with id 2**32 - 1 would have asked for 32 GiB here.
+    counts = np.zeros(n, dtype=np.int64)
+    dfs = np.zeros(n, dtype=np.int64)
     docs = 0
     text_bytes = 0
     for batch in _batches(documents):
@@ -156,7 +157,11 @@ def token_stats(
             ids, offsets = tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
         else:  # WordPiece: the same array path
             ids, offsets = tok.encode_batch_numpy(batch, num_threads=num_threads)
-        batch_counts = np.bincount(ids, minlength=size)
+        batch_counts = np.bincount(ids, minlength=len(counts))
+        if len(batch_counts) > len(counts):
+            counts = np.pad(counts, (0, len(batch_counts) - len(counts)))
+            dfs = np.pad(dfs, (0, len(batch_counts) - len(dfs)))
+        size = len(counts)
         counts += batch_counts
         if not document_frequencies:
             continue
