@@ -24,7 +24,7 @@ them as an outcome and go on) and reproduced exactly by strict xfail tests at th
 Short by default (150 // DIVISOR examples each). CI (``.ci/run``) runs
 ``BYTEPAIR_FUZZ_EXAMPLES=2000`` with tests/test_fuzz.py; each harness here runs
 ``BYTEPAIR_FUZZ_EXAMPLES // DIVISOR`` examples, which keeps this file near 45 s on the 2-core
-machine (both files: about 95 s of the 180 s CI gives them). A long run (about 1 s per 110
+machine (both files: about 90 s of the 180 s CI gives them). A long run (about 1 s per 110
 examples of one harness on that machine):
 ``BYTEPAIR_FUZZ_EXAMPLES=200000 pytest -p no:randomly tests/test_fuzz_readers.py``; one reader:
 add ``-k tiktoken`` (or ``hf``, ``pretrained``, ``gpt2``, ``minbpe``, ``bert``, ``manifest``,
@@ -471,8 +471,6 @@ def test_fuzz_hf_tokenizer_json(seeds: Seeds, work: Path, data: st.DataObject) -
         assert same_encoding(fast, full)
     elif isinstance(fast, DOCUMENTED):  # the shared last step: the full reader's error (not a known bug's)
         assert type(full) is type(fast), (fast, full)
-    elif fast is None and isinstance(full, Tokenizer):
-        assert hf.load_hf(path) is not None
     load_and_exercise(hf.load_hf, path)
     load_and_exercise(bytepair.load, path)
 
