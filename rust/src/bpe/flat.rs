@@ -370,6 +370,24 @@ impl Encoder {
 /// Text per batch of `Encoder::encode_files`, per thread.
 const FILE_BATCH: u64 = 8 << 20;
 
+/// Where the file at `path` is cut into ranges of about `batch` bytes that encode to the ids
+/// of the whole (`count::file_cuts`): 0, the cuts, then `u64::MAX` (the last range reads to the
+/// end); and the file's size.
+pub(crate) fn file_bounds(enc: &Encoder, path: &str, batch: u64) -> Result<(Vec<u64>, u64)> {
+    let size = std::fs::metadata(path).map_err(Error::io(path))?.len();
+    let targets: Vec<u64> = (1..).map(|k| k * batch).take_while(|&t| t < size).collect();
+    let mut bounds = vec![0];
+    if !targets.is_empty() {
+        let (pretok, specials) = enc.cut_rules();
+        let cuts = crate::count::file_cuts(pretok, specials, path, &targets)?;
+        // A cut at the file's size means there was none after its target.
+        bounds.extend(cuts.into_iter().filter(|&c| c > 0 && c < size));
+        bounds.dedup();
+    }
+    bounds.push(u64::MAX);
+    Ok((bounds, size))
+}
+
 /// Byte ranges of `paths` of about `batch` bytes, cut where the ids do not change
 /// (`count::file_cuts`): (path, start, end), with whether each range starts and ends its
 /// file. The last range of a file ends at `u64::MAX` (read to the end); an empty file is one
@@ -382,18 +400,8 @@ fn file_ranges(
 ) -> Result<(Vec<(String, u64, u64)>, Vec<(bool, bool)>, u64)> {
     let (mut ranges, mut edges, mut total) = (Vec::new(), Vec::new(), 0u64);
     for p in paths {
-        let size = std::fs::metadata(p).map_err(Error::io(p))?.len();
+        let (bounds, size) = file_bounds(enc, p, batch)?;
         total += size;
-        let targets: Vec<u64> = (1..).map(|k| k * batch).take_while(|&t| t < size).collect();
-        let mut bounds = vec![0];
-        if !targets.is_empty() {
-            let (pretok, specials) = enc.cut_rules();
-            let cuts = crate::count::file_cuts(pretok, specials, p, &targets)?;
-            // A cut at the file's size means there was none after its target.
-            bounds.extend(cuts.into_iter().filter(|&c| c > 0 && c < size));
-            bounds.dedup();
-        }
-        bounds.push(u64::MAX);
         let last = bounds.len() - 2;
         for (k, w) in bounds.windows(2).enumerate() {
             ranges.push((p.clone(), w[0], w[1]));

@@ -1067,18 +1067,8 @@ impl PyEncoder {
     ) -> PyResult<u64> {
         let par = opts.par;
         let size = round_bytes(par) as u64;
-        let bounds = py
-            .detach(|| {
-                let len = std::fs::metadata(path).map_err(Error::io(path))?.len();
-                let targets: Vec<u64> = (1..).map(|k| k * size).take_while(|&t| t < len).collect();
-                let (pretok, specials) = self.inner.cut_rules();
-                let cuts = crate::count::file_cuts(pretok, specials, path, &targets)?;
-                let mut bounds = vec![0];
-                bounds.extend(cuts.into_iter().filter(|&c| c > 0 && c < len));
-                bounds.dedup();
-                bounds.push(u64::MAX); // the last range reads to the file's end
-                Ok::<_, Error>(bounds)
-            })
+        let (bounds, _) = py
+            .detach(|| crate::bpe::flat::file_bounds(&self.inner, path, size))
             .map_err(to_py)?;
         let last = bounds.len() - 2;
         let mut replaced = 0u64;

@@ -342,8 +342,7 @@ impl PyWordPiece {
                 for (k, &end) in ends.iter().enumerate() {
                     let one = &ids[start..end];
                     start = end;
-                    let list =
-                        PyList::new(py, one.iter().map(|&i| self.ints[i as usize].bind(py)))?;
+                    let list = self.id_list(py, one)?;
                     out.set_item(chunks[c].start + k, list)?;
                 }
             }
