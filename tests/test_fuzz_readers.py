@@ -55,7 +55,7 @@ from hypothesis import strategies as st
 import bytepair
 from bytepair import Tokenizer, WordPieceTokenizer
 from bytepair._json import read_json
-from bytepair.errors import BytepairError, BytepairWarning, PatternError
+from bytepair.errors import BytepairError, BytepairWarning, FormatError, PatternError
 from bytepair.formats import _hf_fast, hf
 from bytepair.formats.bert import dump_bert_vocab, load_bert_vocab
 from bytepair.formats.gpt2 import load_gpt2
@@ -123,8 +123,6 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 # exactly by a strict xfail test at the end of this file, which fails the run once the bug is
 # fixed: then remove both.
 KNOWN_BUGS: dict[str, tuple[tuple[type[BaseException], ...], str, str]] = {
-    # hf.from_hf_dict: `i not in special_ids` with a model.vocab value that is a list or an object
-    "hf-unhashable-vocab-value": ((TypeError,), "bytepair/formats/hf.py", r"^unhashable type"),
     # hf._pattern -> _regex_dialect.from_oniguruma: _class_end / _group_end recurse once per
     # nesting level, so a pre_tokenizer regex with ~1000 nested "[" or "(" overflows the stack
     "hf-regex-dialect-recursion": ((RecursionError,), "bytepair/formats/_regex_dialect.py", ""),
@@ -737,14 +735,20 @@ def test_every_seed_loads(seeds: Seeds, work: Path) -> None:
 # and the KNOWN_BUGS entry go.
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="known bug (KNOWN_BUGS): hf.from_hf_dict raises "
-                   "TypeError (unhashable type) for a model.vocab value that is a list or an object")
+# Found by the HF harness: a model.vocab value that is a list or an object was hashed before
+# it was checked (TypeError: unhashable type), also when the token is an added token.
 @pytest.mark.parametrize("value", [[], {}, [1]])
-def test_known_bug_hf_vocab_value_that_is_a_list_or_object(tmp_path: Path, value: object) -> None:
+@pytest.mark.parametrize("added", [False, True])
+def test_hf_vocab_value_that_is_a_list_or_object(tmp_path: Path, value: object, added: bool) -> None:
     path = tmp_path / "tokenizer.json"
-    path.write_text(json.dumps({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": value}, "merges": []}}))
-    with pytest.raises(BytepairError):  # FormatError, as for every other bad value
+    doc: dict[str, Any] = {"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": value}, "merges": []}}
+    if added:
+        doc["added_tokens"] = [{"id": 0, "content": "a"}]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: model.vocab: the id of 'a' must be an int"):
         hf.load_hf(path)
+    with pytest.raises(FormatError, match=r"model.vocab: the id of 'a' must be an int"):
+        hf.from_hf_dict(json.loads(path.read_text()))
 
 
 @pytest.mark.xfail(strict=True, raises=RecursionError, reason="known bug (KNOWN_BUGS): _regex_dialect.from_oniguruma "

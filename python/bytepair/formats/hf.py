@@ -59,6 +59,17 @@ def _type(node: Any, path: str, where: str) -> str:
     return t
 
 
+def _flag(node: dict[str, Any], key: str, path: str, where: str, default: bool) -> bool:
+    """A boolean option: true, false, or absent / null for ``default``. Anything else (the
+    string "false", 0) is refused rather than read by its truth value."""
+    value = node.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise FormatError(f"{where}: {path}.{key} must be true or false, got {value!r:.80}")
+    return value
+
+
 def _unsupported(where: str, path: str, what: str, why: str = "") -> FormatError:
     return FormatError(f"{where}: {path}: {what} is not supported by bytepair" + (f" ({why})" if why else ""))
 
@@ -84,9 +95,9 @@ def _normalization(node: Any, where: str) -> str | None:
 
 def _byte_level(node: dict[str, Any], path: str, where: str) -> bool:
     """Checks a ByteLevel pre-tokenizer; returns its use_regex."""
-    if node.get("add_prefix_space", False):
+    if _flag(node, "add_prefix_space", path, where, False):
         raise _unsupported(where, f"{path}.add_prefix_space", "add_prefix_space=true")
-    return bool(node.get("use_regex", True))
+    return _flag(node, "use_regex", path, where, True)
 
 
 def _pattern(node: Any, where: str) -> str | None:
@@ -112,7 +123,7 @@ def _pattern(node: Any, where: str) -> str | None:
                 raise FormatError(f"{where}: {path}.pattern must be {{'Regex': ...}} or {{'String': ...}}")
             if n.get("behavior") != "Isolated":
                 raise _unsupported(where, f"{path}.behavior", repr(n.get("behavior")), "only 'Isolated' keeps all text")
-            if n.get("invert", False):
+            if _flag(n, "invert", path, where, False):
                 raise _unsupported(where, f"{path}.invert", "invert=true")
             if "Regex" in rx:
                 onig = rx["Regex"]
@@ -157,6 +168,7 @@ def _check_model(model: Any, where: str) -> dict[str, Any]:
     ):
         if model.get(key) not in ok:
             raise _unsupported(where, f"model.{key}", repr(model.get(key)))
+    _flag(model, "ignore_merges", "model", where, False)  # read by its truth value later
     checked: dict[str, Any] = model
     return checked
 
@@ -206,7 +218,7 @@ def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str |
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
             raise FormatError(f"{where}: {path}.id must be an int in [0, 2**32), got {i!r}")
         for flag in ("lstrip", "rstrip", "single_word"):
-            if entry.get(flag):
+            if _flag(entry, flag, path, where, False):
                 raise _unsupported(where, f"{path}.{flag}", f"{flag}=true")
         text = entry["content"]
         if text in specials and specials[text] != i:
@@ -225,8 +237,10 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
     if not isinstance(vocab_doc, dict):
         raise FormatError(f"{where}: model.vocab must be an object {{token: id}}")
     # Added tokens may also sit in the model's vocabulary (GPT-2): they are special, not ordinary.
+    # The id is looked up only once it is known to be an int; any other value stays in
+    # `ordinary`, where gpt2.parse names it.
     special_ids = set(specials.values())
-    ordinary = {t: i for t, i in vocab_doc.items() if i not in special_ids or t not in specials}
+    ordinary = {t: i for t, i in vocab_doc.items() if t not in specials or type(i) is not int or i not in special_ids}
     raw_merges = model.get("merges", [])
     where_vocab = f"{where}: model.vocab"
 
