@@ -235,7 +235,7 @@ def test_no_client_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 def test_without_dask_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)
-    with pytest.raises(ImportError, match=r"pip install 'bytepair\[dask\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'dask\[distributed\]"):
         bytepair.train(write(tmp_path / "a.txt", "hi"), vocab_size=300, backend="dask")
 
 

@@ -1,8 +1,8 @@
 """Counting pieces on a Dask cluster: ``train(paths, ..., backend="dask", client=...)``.
 
 Imported only when that backend is used (``import bytepair`` never imports Dask). Needs
-``pip install 'bytepair[dask]'`` where ``train`` is called and on every worker, with the same
-bytepair version everywhere (checked).
+``dask.distributed`` (``pip install 'dask[distributed]'``) where ``train`` is called and on every
+worker, with the same bytepair version everywhere (checked).
 
 The workers read the files themselves: the paths are opened on the workers, as given (use
 absolute paths on a filesystem that every worker mounts at the same place). Only counts travel.
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from bytepair import _core
 from bytepair._progress import Progress
-from bytepair.errors import BytepairError
+from bytepair.errors import BytepairError, MissingExtraError
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -56,9 +56,7 @@ def _distributed() -> Any:
     try:
         return importlib.import_module("distributed")
     except ImportError as e:
-        raise ImportError(
-            "backend='dask' needs dask.distributed: pip install 'bytepair[dask]' (on the workers too)"
-        ) from e
+        raise MissingExtraError("backend='dask' needs dask.distributed (on the workers too)", "dask") from e
 
 
 def _get_client(client: Client | None) -> Any:

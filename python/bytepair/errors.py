@@ -13,6 +13,7 @@ __all__ = [
     "DisallowedSpecialTokenError",
     "FormatError",
     "LimitError",
+    "MissingExtraError",
     "PatternError",
     "UnknownTokenError",
     "VocabError",
@@ -57,3 +58,32 @@ class BytepairWarning(UserWarning):
 
 class LimitError(BytepairError):
     """A text longer than the ``max_bytes`` or ``max_tokens`` an encode call was given."""
+
+
+# What each extra of pyproject.toml's [project.optional-dependencies] installs, as written there
+# (tests/test_packaging.py checks that they agree). bytepair is not on PyPI, so an extra asked
+# for by name (``bytepair[zstd]``) resolves nowhere: the hints name the package itself, which
+# installs the same beside a clone or a wheel.
+EXTRAS: dict[str, str] = {
+    "zstd": "zstandard>=0.22",
+    "parquet": "pyarrow>=14",
+    "plot": "matplotlib>=3.7",
+    "dask": "dask[distributed]>=2024.1",
+}
+
+
+def install_hint(extra: str) -> str:
+    """The shell command that installs what ``extra`` installs: ``pip install 'zstandard>=0.22'``."""
+    return f"pip install '{EXTRAS[extra]}'"
+
+
+class MissingExtraError(BytepairError, ImportError):
+    """An optional dependency is not installed; the message says how to install it.
+
+    ``MissingExtraError("reading x.zst needs zstandard", "zstd")``: the message is that text, a
+    colon and :func:`install_hint` of the extra; ``extra`` is kept.
+    """
+
+    def __init__(self, needs: str, extra: str) -> None:
+        super().__init__(f"{needs}: {install_hint(extra)}")
+        self.extra = extra

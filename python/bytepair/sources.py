@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from bytepair._files import check_regular, open_regular
-from bytepair.errors import BytepairError, CorpusError
+from bytepair.errors import CorpusError, MissingExtraError
 
 __all__ = [
     "DECOMPRESS_ERRORS",
@@ -51,7 +51,7 @@ class Source:
     directory (every file under it that is not hidden, recursively), or a list of those. Files
     are plain text (each file is one document), ``.jsonl`` / ``.ndjson`` (each line a JSON
     object whose ``text_field`` is one document), either optionally compressed as ``.gz`` or
-    ``.zst`` (``pip install bytepair[zstd]``).
+    ``.zst`` (needs the ``zstandard`` package: ``pip install zstandard``).
 
     ``Source(texts=dataset["text"], name="wiki")``: any iterable of ``str`` documents (a list,
     a generator, a Hugging Face ``datasets`` column); it is iterated once.
@@ -157,9 +157,7 @@ def zstandard_module(path: str) -> Any:
     try:
         import zstandard  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        raise BytepairError(
-            f"{path} is zstd-compressed; reading it needs the zstandard package: pip install 'bytepair[zstd]'"
-        ) from None
+        raise MissingExtraError(f"{path} is zstd-compressed; reading it needs the zstandard package", "zstd") from None
     return zstandard
 
 
@@ -221,7 +219,7 @@ def pyarrow_parquet(path: str) -> Any:
     try:
         import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
-        raise BytepairError(f"{path} is a Parquet file; reading it needs pyarrow: pip install 'bytepair[parquet]'") from None
+        raise MissingExtraError(f"{path} is a Parquet file; reading it needs pyarrow", "parquet") from None
     return pq
 
 

@@ -14,13 +14,9 @@ from typing import Any
 
 
 from bytepair._atomic import write_atomic
-from bytepair.errors import BytepairError
+from bytepair.errors import MissingExtraError
 
 __all__ = ["MissingExtraError", "plot_compare", "plot_sweep", "plot_zipf", "pyplot"]
-
-
-class MissingExtraError(BytepairError, ImportError):
-    """An optional dependency is not installed; the message names the extra to install."""
 
 
 def pyplot() -> Any:
@@ -30,7 +26,7 @@ def pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingExtraError("plotting needs matplotlib: pip install 'bytepair[plot]'") from None
+        raise MissingExtraError("plotting needs matplotlib", "plot") from None
     return plt
 
 

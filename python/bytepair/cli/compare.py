@@ -82,7 +82,7 @@ examples:
     p.add_argument("--corpus", action="append", default=[], type=_source_arg, metavar="NAME=PATH", help="a named corpus (repeat)")
     p.add_argument("--parallel", action="store_true", help="the corpora are translations of one text: measure parity")
     p.add_argument("--reference", metavar="NAME", help="the reference corpus for parity (default: the first)")
-    p.add_argument("--plot", metavar="BARS.png", help="write a bar chart of --metric (needs bytepair[plot])")
+    p.add_argument("--plot", metavar="BARS.png", help="write a bar chart of --metric (needs matplotlib: pip install matplotlib)")
     p.add_argument("--metric", choices=list(METRICS), default="fertility", help="what --plot draws (default fertility)")
     p.add_argument("--text-field", default="text", metavar="F", help="the text field of .jsonl lines (default: text)")
     p.set_defaults(run=run, subparser=p)

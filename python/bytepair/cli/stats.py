@@ -86,7 +86,7 @@ examples:
     p.add_argument("corpus", nargs="+", type=corpus_arg, metavar="CORPUS", help="files, globs or directories (or NAME=PATH)")
     p.add_argument("-t", "--tokenizer", metavar="TOK", help="also count tokens of this tokenizer (file or pretrained name)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="rows in each table (default 20)")
-    p.add_argument("--plot", metavar="ZIPF.png", help="write the Zipf plot (PNG, or SVG for .svg); needs bytepair[plot]")
+    p.add_argument("--plot", metavar="ZIPF.png", help="write the Zipf plot (PNG, or SVG for .svg); needs matplotlib (pip install matplotlib)")
     p.add_argument("--text-field", default="text", metavar="F", help="the text field of .jsonl lines (default: text)")
     p.set_defaults(run=run, subparser=p)
 

@@ -103,6 +103,6 @@ examples:
     p.add_argument("--words", metavar="FILE", help="word list for coverage, one word per line (default: the shipped list)")
     p.add_argument("--alpha", type=float_list, metavar="A,A,...", help="mixing exponents to compare, e.g. 1,0.5,0.3 (needs several sources)")
     p.add_argument("--pattern", type=pattern_arg, default=_UNSET, metavar="P", help="split pattern for training (default gpt4)")
-    p.add_argument("--plot", metavar="SWEEP.png", help="write the plots (PNG, or SVG for .svg); needs bytepair[plot]")
+    p.add_argument("--plot", metavar="SWEEP.png", help="write the plots (PNG, or SVG for .svg); needs matplotlib (pip install matplotlib)")
     p.add_argument("--text-field", default="text", metavar="F", help="the text field of .jsonl lines (default: text)")
     p.set_defaults(run=run, subparser=p)

@@ -423,7 +423,7 @@ def encode_corpus(
     """Encodes a corpus into token shards in ``outdir`` and returns the manifest.
 
     ``inputs``: what training takes -- paths, globs, directories, ``.jsonl`` (``text_field``),
-    ``.gz`` / ``.zst``, ``.parquet`` (``pip install 'bytepair[parquet]'``), or a
+    ``.gz`` / ``.zst``, ``.parquet`` (needs ``pyarrow``: ``pip install pyarrow``), or a
     :class:`bytepair.Source`. Each text file, JSON line or Parquet row is one document;
     empty documents are skipped. Documents are encoded as :meth:`Tokenizer.encode_ordinary`
     does (special-token text in a document is ordinary text).
