@@ -57,3 +57,106 @@ def test_hf_flag_null_is_its_default(hf_doc: dict[str, Any], tmp_path: Path, fie
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(doc))
     assert bytepair.load_hf(path).decode(bytepair.load_hf(path).encode("hello world")) == "hello world"
+
+
+@pytest.fixture(scope="module")
+def wp_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tok = bytepair.train_wordpiece_from_iterator(["hello world the quick brown fox"] * 10, vocab_size=120)
+    d = tmp_path_factory.mktemp("wp")
+    tok.save_pretrained(d)
+    doc: dict[str, Any] = json.loads((d / "tokenizer.json").read_text())
+    return doc
+
+
+def _load_wp(doc: dict[str, Any], path: Path) -> object:
+    path.write_text(json.dumps(doc))
+    return bytepair.load(path)
+
+
+# BertNormalizer's options are booleans (strip_accents may be null); read by truth value, the
+# string "false" turned lowercasing on.
+@pytest.mark.parametrize("value", ["false", 0, 2, [], {"a": 1}])
+@pytest.mark.parametrize("key", ["clean_text", "handle_chinese_chars", "lowercase", "strip_accents"])
+def test_wordpiece_normalizer_option_that_is_not_a_boolean(wp_doc: dict[str, Any], tmp_path: Path, key: str, value: object) -> None:
+    doc = json.loads(json.dumps(wp_doc))
+    doc["normalizer"][key] = value
+    path = tmp_path / "tokenizer.json"
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: normalizer.{key} must be true or false"):
+        _load_wp(doc, path)
+
+
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("key", ["clean_text", "handle_chinese_chars", "lowercase", "strip_accents"])
+def test_wordpiece_normalizer_option_is_read(wp_doc: dict[str, Any], tmp_path: Path, key: str, value: bool) -> None:
+    doc = json.loads(json.dumps(wp_doc))
+    doc["normalizer"][key] = value
+    tok = _load_wp(doc, tmp_path / "tokenizer.json")
+    assert tok._bert[key] is value  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("value", [[], {"a": 1}, None, 0, True])
+@pytest.mark.parametrize("key", ["unk_token", "continuing_subword_prefix"])
+def test_wordpiece_model_string_that_is_not_a_string(wp_doc: dict[str, Any], tmp_path: Path, key: str, value: object) -> None:
+    doc = json.loads(json.dumps(wp_doc))
+    doc["model"][key] = value
+    path = tmp_path / "tokenizer.json"
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: model.{key} must be a string"):
+        _load_wp(doc, path)
+
+
+@pytest.mark.parametrize("value", [None, 5, ["[CLS]"], {"a": 1}])
+def test_wordpiece_template_token_that_is_not_a_string(wp_doc: dict[str, Any], tmp_path: Path, value: object) -> None:
+    doc = json.loads(json.dumps(wp_doc))
+    doc["post_processor"]["single"][0] = {"SpecialToken": {"id": value, "type_id": 0}}
+    path = tmp_path / "tokenizer.json"
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: post_processor.single\[0\].SpecialToken.id must be a string"):
+        _load_wp(doc, path)
+
+
+@pytest.fixture(scope="module")
+def wp_bytepair_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tok = bytepair.train_wordpiece_from_iterator(["hello world the quick brown fox"] * 10, vocab_size=120)
+    path = tmp_path_factory.mktemp("wpb") / "wp.json"
+    tok.save(path)
+    doc: dict[str, Any] = json.loads(path.read_text())
+    return doc
+
+
+@pytest.mark.parametrize("value", ["false", 0, 2, [], {"a": 1}])
+@pytest.mark.parametrize("key", ["clean_text", "handle_chinese_chars", "lowercase", "strip_accents"])
+def test_bytepair_wordpiece_bert_option_that_is_not_a_boolean(
+    wp_bytepair_doc: dict[str, Any], tmp_path: Path, key: str, value: object
+) -> None:
+    doc = json.loads(json.dumps(wp_bytepair_doc))
+    doc["bert"][key] = value
+    path = tmp_path / "wp.json"
+    path.write_text(json.dumps(doc))
+    for load in (bytepair.load, bytepair.WordPieceTokenizer.from_file):
+        with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: bert.{key} must be true or false"):
+            load(path)
+
+
+@pytest.mark.parametrize("value", [[], {"a": 1}, None, 0])
+@pytest.mark.parametrize("key", ["unk_token", "continuing_subword_prefix"])
+def test_bytepair_wordpiece_string_that_is_not_a_string(
+    wp_bytepair_doc: dict[str, Any], tmp_path: Path, key: str, value: object
+) -> None:
+    doc = json.loads(json.dumps(wp_bytepair_doc))
+    doc["wordpiece"][key] = value
+    path = tmp_path / "wp.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: wordpiece.{key} must be a string"):
+        bytepair.load(path)
+
+
+@pytest.mark.parametrize("value", [5, "[CLS] $A", {"$A": 1}])
+@pytest.mark.parametrize("key", ["template", "pair_template"])
+def test_bytepair_wordpiece_template_that_is_not_a_list(
+    wp_bytepair_doc: dict[str, Any], tmp_path: Path, key: str, value: object
+) -> None:
+    doc = json.loads(json.dumps(wp_bytepair_doc))
+    doc[key] = value
+    path = tmp_path / "wp.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))}: {key} must be a list of strings or null"):
+        bytepair.load(path)

@@ -94,6 +94,17 @@ def from_dict(doc: Any, where: str = "tokenizer") -> WordPieceTokenizer:
     for text, i in specials.items():
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(vocab) or vocab[i] != text:
             raise FormatError(f"{where}: special_tokens[{text!r}] = {i!r} is not the id of that token in the vocab")
+    # The constructor takes these by truth value (the string "false" would be true) and names
+    # no file: checked here, by their path in the file.
+    for key in ("unk_token", "continuing_subword_prefix"):
+        if key in wp and not isinstance(wp[key], str):
+            raise FormatError(f"{where}: wordpiece.{key} must be a string, got {wp[key]!r:.80}")
+    for key in ("clean_text", "handle_chinese_chars", "lowercase", "strip_accents"):
+        if key in bert and not isinstance(bert[key], bool) and not (key == "strip_accents" and bert[key] is None):
+            raise FormatError(f"{where}: bert.{key} must be true or false, got {bert[key]!r:.80}")
+    for key in ("template", "pair_template"):
+        if doc.get(key) is not None and not isinstance(doc[key], list):
+            raise FormatError(f"{where}: {key} must be a list of strings or null, got {doc[key]!r:.80}")
     try:
         return WordPieceTokenizer(
             vocab,

@@ -28,15 +28,22 @@ def _obj(value: Any, what: str, path: str) -> dict[str, Any]:
     return value
 
 
+def _str(value: Any, what: str, path: str) -> str:
+    if not isinstance(value, str):
+        raise FormatError(f"{path}: {what} must be a string, got {value!r:.80}")
+    return value
+
+
 def _template(items: Any, what: str, path: str) -> list[str] | None:
     if items is None:
         return None
     if not isinstance(items, list):
         raise FormatError(f"{path}: post_processor.{what} must be a list")
     out = []
-    for item in items:
+    for n, item in enumerate(items):
         if isinstance(item, dict) and len(item) == 1 and "SpecialToken" in item:
-            out.append(str(_obj(item["SpecialToken"], f"post_processor.{what} item", path).get("id")))
+            token = _obj(item["SpecialToken"], f"post_processor.{what} item", path).get("id")
+            out.append(_str(token, f"post_processor.{what}[{n}].SpecialToken.id", path))
         elif isinstance(item, dict) and len(item) == 1 and "Sequence" in item:
             seq = _obj(item["Sequence"], f"post_processor.{what} item", path).get("id")
             if seq not in ("A", "B"):
@@ -61,8 +68,8 @@ def wordpiece_from_hf(data: dict[str, Any], *, path: str) -> WordPieceTokenizer:
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
             raise FormatError(f"{path}: model.vocab gives {token!r} the id {i!r}, out of range 0..{n - 1}")
     options: dict[str, Any] = {
-        "unk_token": model.get("unk_token", "[UNK]"),
-        "continuing_subword_prefix": model.get("continuing_subword_prefix", "##"),
+        "unk_token": _str(model.get("unk_token", "[UNK]"), "model.unk_token", path),
+        "continuing_subword_prefix": _str(model.get("continuing_subword_prefix", "##"), "model.continuing_subword_prefix", path),
         "max_input_chars_per_word": model.get("max_input_chars_per_word", 100),
     }
     norm = data.get("normalizer")
@@ -72,10 +79,14 @@ def wordpiece_from_hf(data: dict[str, Any], *, path: str) -> WordPieceTokenizer:
         norm = _obj(norm, "normalizer", path)
         if norm.get("type") != "BertNormalizer":
             raise FormatError(f"{path}: normalizer {norm.get('type')!r} is not supported (only BertNormalizer)")
-        for key in ("clean_text", "handle_chinese_chars", "lowercase"):
-            if key in norm:
-                options[key] = bool(norm[key])
-        options["strip_accents"] = norm.get("strip_accents")
+        # Booleans, not truth values: the string "false" would turn an option on.
+        for key in ("clean_text", "handle_chinese_chars", "lowercase", "strip_accents"):
+            if key not in norm:
+                continue
+            value = norm[key]
+            if not isinstance(value, bool) and not (key == "strip_accents" and value is None):
+                raise FormatError(f"{path}: normalizer.{key} must be true or false, got {value!r:.80}")
+            options[key] = value
     pre = data.get("pre_tokenizer")
     if not isinstance(pre, dict) or pre.get("type") != "BertPreTokenizer":
         kind = pre.get("type") if isinstance(pre, dict) else pre
