@@ -181,7 +181,7 @@ BAD = [
     ("model.type", "Unigram", "model: Unigram"),
     ("model.dropout", 0.1, "model.dropout"),
     ("model.byte_fallback", True, "model.byte_fallback"),
-    ("added_tokens.0.lstrip", True, "added_tokens[0].lstrip"),
+    ("added_tokens.0.lstrip", "yes", "added_tokens[0].lstrip must be true or false"),  # lstrip=true is read
     ("added_tokens.1.id", 800, "the id 800 is given to both"),
     ("added_tokens.0.id", 300, "has the id 300, which is the ordinary token"),
     ("added_tokens.0.id", 2**31, "far beyond the"),

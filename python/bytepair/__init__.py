@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from bytepair._api import BatchEncoding
 from bytepair.encodings import encoding_for_model, get_encoding, list_encoding_names
 from bytepair.errors import (
     BytepairError,
@@ -28,6 +29,7 @@ from bytepair.formats.hf import load_hf, save_hf
 from bytepair.formats.minbpe import dump_minbpe, load_minbpe
 from bytepair.formats.tiktoken import dump_tiktoken, load_tiktoken, to_tiktoken
 from bytepair.patterns import PATTERNS
+from bytepair.pipeline.added_tokens import AddedToken
 from bytepair.sources import Source
 from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
@@ -59,6 +61,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 
 __all__ = [
+    "AddedToken",
+    "BatchEncoding",
     "BytepairError",
     "BytepairWarning",
     "CorpusError",

@@ -53,16 +53,12 @@ def load(
 
         tj = os.path.join(where, "tokenizer.json")
         if os.path.exists(tj):
-            from bytepair._json import read_json
             from bytepair.formats.hf import _load_pretrained_fast
 
             fast = _load_pretrained_fast(where)  # a byte-level BPE file, well formed
             if fast is not None:
                 return fast
-
-            doc = read_json(tj)
-            if _is_hf_wordpiece(doc):
-                return _wordpiece_from_hf(doc, tj)
+            # load_pretrained reads either model kind, with the directory's tokenizer_config.json
             return load_pretrained(where)
         if os.path.exists(os.path.join(where, "vocab.json")):
             return load_pretrained(where)

@@ -13,7 +13,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 from bytepair import _core, _normalize
-from bytepair.errors import BytepairError, DisallowedSpecialTokenError, LimitError, VocabError
+from bytepair._api import Encoded, ModelInputs
+from bytepair.errors import BytepairError, DisallowedSpecialTokenError, FormatError, LimitError, VocabError
 from bytepair.patterns import resolve
 
 __all__ = ["Tokenizer"]
@@ -21,6 +22,8 @@ __all__ = ["Tokenizer"]
 if TYPE_CHECKING:  # numpy only for the array methods' annotations
     import numpy as np
     from numpy.typing import DTypeLike, NDArray
+
+    from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 
 SpecialSet = AbstractSet[str] | Literal["all"]
 DisallowedSet = Collection[str] | Literal["all"]
@@ -54,7 +57,7 @@ def _special_regex(tokens: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
 
 
-class Tokenizer:
+class Tokenizer(ModelInputs):
     """A byte-level BPE tokenizer.
 
     ``vocab`` maps ids to token bytes and must contain all 256 single bytes; ``merges`` lists
@@ -68,7 +71,17 @@ class Tokenizer:
     >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
     >>> tok.encode("abc")
     [256, 99]
+
+    Model inputs (``tok(texts, padding=True, ...)``, templates, chat templates) are
+    :class:`bytepair._api.ModelInputs`'; a tokenizer read from a Hugging Face model directory
+    brings its post-processor, added-token flags and ``tokenizer_config.json`` settings.
     """
+
+    # Added-token flags (Hugging Face's lstrip, rstrip, single_word, normalized, special) of the
+    # special tokens that have other flags than the default (special, nothing stripped), and the
+    # texts of the non-special ones: always matched in text, never "disallowed", never skipped.
+    _added_flags: Mapping[str, AddedToken] = {}
+    _nonspecial: frozenset[str] = frozenset()
 
     # Set by train() on the tokenizer it returns when no source was weighted: how often each id
     # occurs in the training text encoded with this tokenizer, from the merge loop's final
@@ -391,6 +404,7 @@ class Tokenizer:
         )
         out._pattern_name = self._pattern_name
         out._name = self._name
+        out._carry_inputs(self)
         out._check_roles(new_roles)
         return out
 
@@ -545,6 +559,157 @@ class Tokenizer:
             offsets = []
         return ids, offsets
 
+    # ------------------------------------------------------------------ model inputs (bytepair._api)
+
+    def _set_added(self, flags: Mapping[str, AddedToken]) -> None:
+        """Takes the added-token flags of a file (``{text: AddedToken}``, for tokens that are
+        special tokens of this tokenizer); only the ones that differ from the default are kept."""
+        from bytepair.pipeline.added_tokens import AddedToken
+
+        default = {t: AddedToken(t, i) for t, i in self._special_tokens.items()}
+        self._added_flags = {t: f for t, f in flags.items() if t in default and f.id == default[t].id and f != default[t]}
+        self._nonspecial = frozenset(t for t, f in self._added_flags.items() if not f.special)
+        if self._nonspecial:
+            self._plain = False  # the short-call paths know nothing of them
+        self.__dict__.pop("_added_cache", None)
+
+    def _carry_inputs(self, other: Tokenizer) -> None:
+        """Keeps ``other``'s model-input settings (a copy with more special tokens)."""
+        if other._added_flags:
+            self._set_added(other._added_flags)
+        self._post_processor = other._post_processor
+        self._inputs = other._inputs
+        source = other.__dict__.get("_chat_template_source")
+        if source is not None:
+            self._chat_template_source = source
+
+    @property
+    def _added_vocab(self) -> AddedVocabulary:
+        from bytepair.pipeline.added_tokens import AddedVocabulary
+
+        cached = self.__dict__.get("_added_cache")
+        if cached is None:
+            cached = self.__dict__["_added_cache"] = AddedVocabulary.of(self._special_tokens, self._added_flags)
+        return cached
+
+    @property
+    def added_tokens(self) -> list[AddedToken]:
+        """Every added token (the special tokens and the non-special ones) with its flags, in id order."""
+        return sorted(self._added_vocab, key=lambda t: t.id)
+
+    def convert_ids_to_tokens(self, ids: int | Iterable[int], *, skip_special_tokens: bool = False) -> Any:
+        """The token of an id, or of each (as :meth:`id_to_token` writes them: ``"Ġthe"``)."""
+        if isinstance(ids, int) or not isinstance(ids, Iterable):
+            return self.id_to_token(_as_id(ids))
+        skip = self._added_vocab.special_ids if skip_special_tokens else frozenset()
+        return [self.id_to_token(i) for i in _as_ids(ids) if i not in skip]
+
+    def _token_lengths(self) -> Any:
+        """The byte length of every id as a numpy array indexed by id (special tokens too);
+        None where the ids are too sparse for a table."""
+        table = self.__dict__.get("_length_table")
+        if table is None:
+            import numpy as np
+
+            top = self.max_token_value
+            if top >= 1 << 24:
+                return None
+            table = np.zeros(top + 1, dtype=np.int64)
+            ids = np.fromiter(self._vocab.keys(), dtype=np.int64, count=len(self._vocab))
+            table[ids] = np.fromiter((len(b) for b in self._vocab.values()), dtype=np.int64, count=len(self._vocab))
+            for text, i in self._special_tokens.items():
+                table[i] = len(text.encode("utf-8"))
+            self.__dict__["_length_table"] = table
+        return table
+
+    def _char_offsets(self, text: str, ids: list[int], base: int = 0) -> list[tuple[int, int]]:
+        """Each token's ``(start, end)`` character span in ``text`` (+ ``base``); a token holding
+        part of a character's bytes spans that character, as Hugging Face's offsets do."""
+        import numpy as np
+
+        if not ids:
+            return []
+        table = self._token_lengths()
+        arr = np.asarray(ids, dtype=np.int64)
+        if table is not None:
+            lengths = table[arr]
+        else:
+            lengths = np.fromiter((len(self._core.token_bytes(i)) for i in ids), dtype=np.int64, count=len(ids))
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        if not text.isascii():
+            data = np.frombuffer(_repair_surrogates(text).encode("utf-8"), dtype=np.uint8)
+            char_of = np.cumsum((data & 0xC0) != 0x80) - 1
+            starts, ends = char_of[starts], char_of[ends - 1] + 1
+        if base:
+            starts, ends = starts + base, ends + base
+        return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+    def _edge_spaces(self, id: int) -> tuple[int, int] | None:
+        """Spaces at the start and end of a token (for ``trim_offsets``): byte-level tokens by
+        their bytes (only the space byte shows as ``Ġ``), added tokens by their text (None for
+        one that strips whitespace: its spaces are those it matched)."""
+        if id in self._added_vocab.stripping_ids:
+            return None
+        cache: dict[int, tuple[int, int]] | None = self.__dict__.get("_edge_cache")
+        if cache is None:
+            cache = self.__dict__["_edge_cache"] = {}
+        got = cache.get(id)
+        if got is None:
+            data = self._core.token_bytes(id)
+            added = self._added_vocab.special_ids | self._added_vocab.non_special_ids
+            if id in added:
+                text = data.decode("utf-8")
+                lead = len(text) - len(text.lstrip())
+                trail = len(text) - len(text.rstrip())
+            else:
+                lead = len(data) - len(data.lstrip(b" "))
+                trail = len(data) - len(data.rstrip(b" "))
+            got = cache[id] = (lead, trail)
+        return got
+
+    def _encode_texts(self, texts: list[str], offsets: bool) -> list[Encoded]:
+        """``bytepair._api``'s core encode: each text with every added token matched (special or
+        not, flags honoured), as Hugging Face's ``encode(text, add_special_tokens=False)``."""
+        added = self._added_vocab
+        if not added.needs_python:
+            every = list(self._special_tokens.values())
+            if self._normalize is not None:
+                all_ids = self._join(self._parts(texts, "all"), None)
+            else:
+                try:
+                    all_ids = self._core.encode_batch(texts, every, num_threads=None)
+                except UnicodeEncodeError:
+                    all_ids = self._core.encode_batch([_repair_surrogates(t) for t in texts], every, num_threads=None)
+            if not offsets:
+                return [(ids, None) for ids in all_ids]
+            return [(ids, self._char_offsets(self._norm(t), ids)) for t, ids in zip(texts, all_ids, strict=True)]
+        # Some added token strips whitespace or wants word boundaries: cut in Python, encode the
+        # ordinary stretches of every text in one batch, put the pieces back in order.
+        cuts = [added.split(t) for t in texts]
+        stretches = [t[a:b] for t, cut in zip(texts, cuts, strict=True) for i, a, b in cut if i is None]
+        parts = [self._norm(s) for s in stretches]
+        try:
+            encoded = self._core.encode_batch(parts, [], num_threads=None)
+        except UnicodeEncodeError:
+            encoded = self._core.encode_batch([_repair_surrogates(p) for p in parts], [], num_threads=None)
+        out: list[Encoded] = []
+        k = 0
+        for text, cut in zip(texts, cuts, strict=True):
+            ids: list[int] = []
+            offs: list[tuple[int, int]] = []
+            for i, a, b in cut:
+                if i is None:
+                    ids += encoded[k]
+                    if offsets:
+                        offs += self._char_offsets(parts[k], encoded[k], a)
+                    k += 1
+                else:
+                    ids.append(i)
+                    offs.append((a, b))
+            out.append((ids, offs if offsets else None))
+        return out
+
     def __reduce__(self) -> tuple[Any, ...]:
         # A shipped encoding travels by name (the worker loads its own copy, once); anything else
         # as its file's content, so that a spawned worker rebuilds an equal tokenizer.
@@ -582,13 +747,15 @@ class Tokenizer:
     def __hash__(self) -> int:
         return hash((self._pattern, self._normalization, self._core.size, frozenset(self._special_tokens.items())))
 
-    def save_pretrained(self, save_directory: str | os.PathLike[str]) -> list[str]:
+    def save_pretrained(self, save_directory: str | os.PathLike[str], *, model_max_length: Any = None) -> list[str]:
         """Writes a Hugging Face model directory (``tokenizer.json``, ``vocab.json``,
         ``merges.txt``, ``special_tokens_map.json``, ``tokenizer_config.json``) that
-        ``transformers.AutoTokenizer.from_pretrained`` loads; returns the paths written."""
-        from bytepair.formats.hf import save_pretrained
+        ``transformers.AutoTokenizer.from_pretrained`` loads; returns the paths written. The
+        post-processor, the added tokens' flags and the model-input settings go with it;
+        ``model_max_length`` (an int) replaces the tokenizer's own."""
+        from bytepair.formats import hf
 
-        return save_pretrained(self, save_directory)
+        return hf.save_pretrained(self, save_directory, model_max_length=hf._UNSET if model_max_length is None else model_max_length)
 
     @classmethod
     def from_pretrained(cls, directory: str | os.PathLike[str]) -> Tokenizer:
@@ -596,7 +763,12 @@ class Tokenizer:
         ``merges.txt``) of a byte-level BPE tokenizer."""
         from bytepair.formats.hf import load_pretrained
 
-        return load_pretrained(directory)
+        tok = load_pretrained(directory)
+        if not isinstance(tok, Tokenizer):
+            raise FormatError(
+                f"{os.fspath(directory)}: the model is WordPiece, not byte-level BPE; bytepair.load(path) reads it as a WordPieceTokenizer"
+            )
+        return tok
 
     def _merge_list(self) -> list[tuple[bytes, bytes]]:
         """The merges, recovered from the ranks for a rank model (each token's last merge, in
@@ -615,14 +787,17 @@ class Tokenizer:
     def _allowed_ids(self, allowed_special: SpecialSet) -> list[int]:
         if allowed_special == "all":
             return list(self._special_tokens.values())
-        return [self._special_tokens[t] for t in allowed_special if t in self._special_tokens]
+        allowed = [self._special_tokens[t] for t in allowed_special if t in self._special_tokens]
+        if self._nonspecial:  # non-special added tokens are always matched (Hugging Face's encode)
+            allowed += [self._special_tokens[t] for t in self._nonspecial]
+        return allowed
 
     def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
         allowed = self._special_set if allowed_special == "all" else allowed_special
         if disallowed_special == "all":
-            disallowed = self._special_set - allowed
+            disallowed = self._special_set - allowed - self._nonspecial
         else:
-            disallowed = frozenset(disallowed_special)
+            disallowed = frozenset(disallowed_special) - self._nonspecial
         if not disallowed:
             return
         if disallowed <= self._special_set:
@@ -732,6 +907,8 @@ class Tokenizer:
         num_threads = _check_threads(num_threads)
         if max_tokens is not None or max_bytes is not None:
             self._check_limits(text, max_tokens, max_bytes, frozenset(), num_threads, ordinary=True)
+        if self._nonspecial:  # not special: matched as Hugging Face matches them, like any word
+            return self.encode(text, disallowed_special=(), num_threads=num_threads)
         if self._normalize is not None:
             text = self._normalize(text)
         try:
@@ -799,7 +976,7 @@ class Tokenizer:
         starting and ending with ordinary text (which may be empty)."""
         assert self._normalize_stretch is not None
         fn = self._normalize_stretch
-        allowed = self._special_set if allowed_special == "all" else frozenset(allowed_special)
+        allowed = self._special_set if allowed_special == "all" else frozenset(allowed_special) | self._nonspecial
         out: list[list[str | int]] = []
         for text in texts:
             split = _normalize.split(text, fn, self._special_set, allowed)
@@ -1034,9 +1211,14 @@ class Tokenizer:
         except (OverflowError, TypeError):
             return self._core.decode_bytes(_as_ids(ids))
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Decodes ids to text; bytes that are not valid UTF-8 are handled by ``errors``
-        (as in :meth:`bytes.decode`: ``"replace"``, ``"strict"``, ``"ignore"``, ...)."""
+        (as in :meth:`bytes.decode`: ``"replace"``, ``"strict"``, ``"ignore"``, ...).
+        ``skip_special_tokens`` leaves out the special tokens (not the non-special added ones),
+        as transformers' ``decode`` does."""
+        if skip_special_tokens:
+            skip = self._added_vocab.special_ids
+            ids = [i for i in _as_ids(ids) if i not in skip]
         if type(ids) is list:  # the usual call, without decode_bytes' frame
             try:
                 return self._core.decode_bytes(ids).decode("utf-8", errors)

@@ -18,7 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bytepair import _core
+from bytepair._api import Encoded, ModelInputs
 from bytepair.errors import BytepairError, UnknownTokenError, VocabError
+from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
+from bytepair.pipeline.templates import PostProcessor, TemplateProcessing
 from bytepair.tokenizer import _check_threads
 
 if TYPE_CHECKING:  # numpy arrays (encode_batch_numpy)
@@ -57,7 +60,7 @@ def _check_template(template: Sequence[str] | None, what: str, sequences: tuple[
     return items
 
 
-class WordPieceTokenizer:
+class WordPieceTokenizer(ModelInputs):
     """A WordPiece tokenizer with BERT normalization and pre-tokenization.
 
     ``vocab`` is ``{token: id}`` with ids ``0 .. len(vocab)-1``, or a list of tokens (the index
@@ -77,7 +80,17 @@ class WordPieceTokenizer:
     ['un', '##aff', '##able', ',', 'un']
     >>> tok.decode(tok.encode("Unaffable, UN", add_special_tokens=True))
     '[CLS] unaffable, un [SEP]'
+
+    Model inputs (``tok(texts, text_pairs, padding=True, ...)``) are
+    :class:`bytepair._api.ModelInputs`': the templates above are its post-processor (the
+    pair's second text and what follows it get type id 1, as BERT's).
     """
+
+    # Added-token flags read from a file ({text: AddedToken}), for the tokens whose flags are
+    # not the default; a post-processor read from a file (else the templates make one).
+    _added_flags: Mapping[str, AddedToken] = {}
+    _pp_read: PostProcessor | None = None
+    _pp_is_read = False
 
     def __init__(
         self,
@@ -222,6 +235,91 @@ class WordPieceTokenizer:
         from bytepair._wordpiece_file import from_dict, to_dict
 
         return (from_dict, (to_dict(self),))
+
+    # ------------------------------------------------------------------ model inputs (bytepair._api)
+
+    @property
+    def _post_processor(self) -> PostProcessor | None:
+        if self._pp_is_read:
+            return self._pp_read
+        if self._template is None:
+            return None
+        ids = {t: self._ids[t] for t in dict.fromkeys((self._template or []) + (self._pair_template or [])) if not t.startswith("$")}
+        pair: list[str] | None = None
+        if self._pair_template is not None:
+            pair, type_id = [], 0
+            for item in self._pair_template:
+                type_id = 1 if item == "$B" else type_id
+                pair.append(item if not type_id else f"{item}:{type_id}")
+        return TemplateProcessing.of(self._template, pair, ids)
+
+    @_post_processor.setter
+    def _post_processor(self, value: PostProcessor | None) -> None:
+        self._pp_read, self._pp_is_read = value, True
+
+    def _set_added(self, flags: Mapping[str, AddedToken]) -> None:
+        """Takes the added-token flags of a file (``{text: AddedToken}``)."""
+        specials = self.special_tokens
+        self._added_flags = {t: f for t, f in flags.items() if specials.get(t) == f.id and f != AddedToken(t, f.id)}
+        self.__dict__.pop("_added_cache", None)
+
+    @property
+    def _added_vocab(self) -> AddedVocabulary:
+        cached = self.__dict__.get("_added_cache")
+        if cached is None:
+            cached = self.__dict__["_added_cache"] = AddedVocabulary.of(self.special_tokens, self._added_flags)
+        return cached
+
+    @property
+    def added_tokens(self) -> list[AddedToken]:
+        """The tokens recognized in text, with their flags, in id order."""
+        return sorted(self._added_vocab, key=lambda t: t.id)
+
+    @property
+    def special_tokens_map(self) -> dict[str, str]:
+        """The roles of special tokens, ``{"unk": "[UNK]", "sep": "[SEP]", ...}`` (BERT's names)."""
+        roles = {"unk": self._unk}
+        for role, text in (("sep", "[SEP]"), ("pad", "[PAD]"), ("cls", "[CLS]"), ("mask", "[MASK]")):
+            if text in self._ids:
+                roles[role] = text
+        return roles
+
+    def _encode_texts(self, texts: list[str], offsets: bool) -> list[Encoded]:
+        """``bytepair._api``'s core encode: ids (and offsets) of each text, in one batch call."""
+        for t in texts:
+            _check_text(t)
+        added = self._added_vocab
+        if not added.needs_python:
+            if not offsets:
+                return [(ids, None) for ids in self.encode_batch(texts)]
+            return [(ids, offs) for ids, offs in self.encode_batch_with_offsets(texts)]
+        # Added tokens that strip whitespace or want word boundaries: cut in Python, the
+        # stretches between encoded in one batch by a core that knows no added token.
+        plain = self.__dict__.get("_plain_core")
+        if plain is None:
+            plain = self.__dict__["_plain_core"] = _core.WordPiece(
+                list(enumerate(self._tokens)), self._unk, self._prefix, self._max_chars,
+                self._bert["clean_text"], self._bert["handle_chinese_chars"], self._bert["strip_accents"],
+                self._bert["lowercase"], [],
+            )
+        cuts = [added.split(t) for t in texts]
+        stretches = [_repair_surrogates(t[a:b]) for t, cut in zip(texts, cuts, strict=True) for i, a, b in cut if i is None]
+        encoded = plain.encode_batch(stretches, with_offsets=True, num_threads=None)
+        out: list[Encoded] = []
+        k = 0
+        for cut in cuts:
+            ids: list[int] = []
+            offs: list[tuple[int, int]] = []
+            for i, a, b in cut:
+                if i is None:
+                    ids += encoded[k][0]
+                    offs += [(s + a, e + a) for s, e in encoded[k][1]]
+                    k += 1
+                else:
+                    ids.append(i)
+                    offs.append((a, b))
+            out.append((ids, offs if offsets else None))
+        return out
 
     def token_to_id(self, token: str) -> int | None:
         """The id of ``token``, or None (as Hugging Face's ``token_to_id``)."""
@@ -393,8 +491,8 @@ class WordPieceTokenizer:
         if isinstance(ids, (str, bytes)):
             raise TypeError(f"expected a sequence of token ids, not {type(ids).__name__}")
         tokens = self.convert_ids_to_tokens(ids)
-        if skip_special_tokens:
-            specials = set(self._specials)
+        if skip_special_tokens:  # the special added tokens; the non-special ones stay
+            specials = {t.content for t in self._added_vocab if t.special}
             tokens = [t for t in tokens if t not in specials]
         parts = []
         prefix = self._prefix
@@ -422,13 +520,18 @@ class WordPieceTokenizer:
 
         return load(path)
 
-    def save_pretrained(self, directory: str | os.PathLike[str]) -> list[str]:
+    def save_pretrained(self, save_directory: str | os.PathLike[str], *, model_max_length: Any = None) -> list[str]:
         """Writes a directory that ``transformers.AutoTokenizer.from_pretrained`` loads as a
         ``BertTokenizerFast``: ``tokenizer.json``, ``tokenizer_config.json``,
-        ``special_tokens_map.json`` and ``vocab.txt``. Returns the paths written."""
+        ``special_tokens_map.json`` and ``vocab.txt``, with the post-processor, the added
+        tokens' flags and the model-input settings (``model_max_length`` as given, else the
+        tokenizer's). Returns the paths written."""
+        from bytepair.formats import hf
         from bytepair.formats.hf_wordpiece import save_pretrained
 
-        return save_pretrained(self, directory)
+        paths = save_pretrained(self, save_directory)
+        hf.patch_pretrained(self, os.fspath(save_directory), hf._UNSET if model_max_length is None else model_max_length)
+        return paths
 
 
 def _repair_surrogates(text: str) -> str:

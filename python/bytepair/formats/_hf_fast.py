@@ -86,6 +86,14 @@ def _rank_tokenizer(
 def load(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer | None:
     """The tokenizer ``hf.from_hf_dict(_json.read_json(path), where=path, roles=roles)``
     returns, or None (see the module doc)."""
+    got = _load(path, roles)
+    if got is None:
+        return None
+    tok, doc = got
+    return hf._apply_pipeline(tok, doc, path)
+
+
+def _load(path: str, roles: Mapping[str, str] | None) -> tuple[Tokenizer, dict[str, Any]] | None:
     try:
         data = read_bytes(path)
     except (OSError, FormatError):  # the full reader names the problem (a FIFO, a device...)
@@ -112,6 +120,7 @@ def load(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer | None:
     if ignore_merges and vocab.merge_count and vocab.multi_byte == vocab.merge_count:
         tok = _rank_tokenizer(vocab, specials, pattern, normalization, roles)
         if tok is not None:
-            return tok
+            return tok, doc
     # A merge list: the same last step as the full reader's (errors included).
-    return hf._from_merge_list(dict(vocab.items()), vocab.merge_ids(), specials, pattern, normalization, roles, ignore_merges, path)
+    merged = hf._from_merge_list(dict(vocab.items()), vocab.merge_ids(), specials, pattern, normalization, roles, ignore_merges, path)
+    return merged, doc

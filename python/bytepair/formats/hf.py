@@ -30,9 +30,10 @@ import gc
 import json
 import operator
 import os
+import re
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bytepair._atomic import write_atomic
 from bytepair._json import read_json
@@ -41,7 +42,13 @@ from bytepair.errors import BytepairError, BytepairWarning, FormatError
 from bytepair.formats import gpt2
 from bytepair.formats._regex_dialect import from_oniguruma, to_oniguruma
 from bytepair.patterns import PATTERNS
+from bytepair.pipeline.added_tokens import AddedToken
+from bytepair.pipeline.templates import PostProcessor, post_processor_from_hf, token_ids
 from bytepair.tokenizer import ROLES, Tokenizer
+
+if TYPE_CHECKING:
+    from bytepair._api import ModelInputs
+    from bytepair.wordpiece import WordPieceTokenizer
 
 __all__ = ["from_hf_dict", "load_hf", "load_pretrained", "save_hf", "save_pretrained", "to_hf_dict"]
 
@@ -202,9 +209,7 @@ def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str |
     decoder = doc.get("decoder")
     if decoder is not None and _type(decoder, "decoder", where) != "ByteLevel":
         raise _unsupported(where, "decoder", decoder["type"], "only ByteLevel")
-    post = doc.get("post_processor")
-    if post is not None and _type(post, "post_processor", where) not in ("ByteLevel", "TemplateProcessing"):
-        raise _unsupported(where, "post_processor", post["type"])
+    post_processor_from_hf(doc.get("post_processor"), where)  # checked here; kept by _apply_pipeline
     added = doc.get("added_tokens") or []
     if not isinstance(added, list):
         raise FormatError(f"{where}: added_tokens must be a list")
@@ -217,9 +222,9 @@ def _components(doc: Any, where: str) -> tuple[dict[str, Any], str | None, str |
         i = entry.get("id")
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
             raise FormatError(f"{where}: {path}.id must be an int in [0, 2**32), got {i!r}")
-        for flag in ("lstrip", "rstrip", "single_word"):
-            if _flag(entry, flag, path, where, False):
-                raise _unsupported(where, f"{path}.{flag}", f"{flag}=true")
+        for flag in ("lstrip", "rstrip", "single_word", "normalized"):
+            _flag(entry, flag, path, where, False)  # honoured: see bytepair.pipeline.added_tokens
+        _flag(entry, "special", path, where, True)
         text = entry["content"]
         if text in specials and specials[text] != i:
             raise FormatError(f"{where}: {path}: {text!r} is added twice, with ids {specials[text]} and {i}")
@@ -273,8 +278,36 @@ def from_hf_dict(doc: Any, *, where: str = "tokenizer.json", roles: Mapping[str,
     if model.get("ignore_merges") and merge_ids:
         ranked = _as_ranks(vocab, merge_ids, specials, pattern, normalization, roles)
         if ranked is not None:
-            return ranked
-    return _from_merge_list(vocab, merge_ids, specials, pattern, normalization, roles, model.get("ignore_merges"), where)
+            return _apply_pipeline(ranked, doc, where)
+    tok = _from_merge_list(vocab, merge_ids, specials, pattern, normalization, roles, model.get("ignore_merges"), where)
+    return _apply_pipeline(tok, doc, where)
+
+
+_RESERVED = re.compile(r"<\|reserved_[0-9]+\|>")
+_Tok = TypeVar("_Tok", "Tokenizer", "WordPieceTokenizer")
+_T = TypeVar("_T", bound="ModelInputs")
+
+
+def _apply_pipeline(tok: _Tok, doc: dict[str, Any], where: str) -> _Tok:
+    """Gives a tokenizer read from ``doc`` (a checked ``tokenizer.json``) its added-token flags,
+    its post-processor and its reserved slots (special tokens named ``<|reserved_N|>``, as
+    bytepair writes them). The post-processor's tokens must be tokens of the tokenizer."""
+    flags = {}
+    for n, entry in enumerate(doc.get("added_tokens") or []):
+        t = AddedToken.from_hf(entry, f"{where}: added_tokens[{n}]")
+        flags[t.content] = t
+    tok._set_added(flags)
+    pp = post_processor_from_hf(doc.get("post_processor"), where)
+    for name, ids in token_ids(pp).items():
+        for i in ids:
+            if tok.id_to_token(i) is None:
+                raise FormatError(f"{where}: post_processor: the token {name!r} has the id {i}, which no token of the vocabulary has")
+    tok._post_processor = pp
+    if isinstance(tok, Tokenizer):
+        reserved = [i for t, i in tok._special_tokens.items() if _RESERVED.fullmatch(t)]
+        if reserved:
+            tok._reserved = frozenset(reserved)
+    return tok
 
 
 def _from_merge_list(
@@ -355,7 +388,12 @@ def load_hf(path: str | os.PathLike[str]) -> Tokenizer:
     """Reads a Hugging Face ``tokenizer.json``, or a model directory (see :func:`load_pretrained`)."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        return load_pretrained(path)
+        tok = load_pretrained(path)
+        if not isinstance(tok, Tokenizer):
+            raise FormatError(
+                f"{path}: the model is WordPiece, not byte-level BPE; bytepair.load(path) reads it as a WordPieceTokenizer"
+            )
+        return tok
     return _load_file(path)
 
 
@@ -388,14 +426,28 @@ def _roles_of(directory: str) -> dict[str, str]:
     return roles
 
 
-def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
+def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer | WordPieceTokenizer:
     """Reads a model directory: ``tokenizer.json`` if present, else ``vocab.json`` +
-    ``merges.txt``; special-token roles from ``tokenizer_config.json`` / ``special_tokens_map.json``."""
+    ``merges.txt``; special-token roles from ``tokenizer_config.json`` / ``special_tokens_map.json``;
+    the model-input settings (``model_max_length``, ``padding_side``, ``truncation_side``,
+    ``model_input_names``, the chat template) from ``tokenizer_config.json`` and
+    ``chat_template.jinja``. A ``tokenizer.json`` whose model is WordPiece gives a
+    :class:`~bytepair.WordPieceTokenizer`."""
     directory = os.fspath(directory)
     roles = _roles_of(directory)
     tj = os.path.join(directory, "tokenizer.json")
+    tok: Tokenizer | WordPieceTokenizer | None
     if os.path.exists(tj):
-        return _load_file(tj, roles)
+        tok = _hf_fast_load(tj, roles)
+        if tok is None:
+            doc = read_json(tj)
+            if isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("type") == "WordPiece":
+                from bytepair.formats.hf_wordpiece import wordpiece_from_hf
+
+                tok = _apply_pipeline(wordpiece_from_hf(doc, path=tj), doc, tj)
+            else:
+                tok = from_hf_dict(doc, where=tj, roles=roles)
+        return _apply_config(tok, directory)
     vj, mt = os.path.join(directory, "vocab.json"), os.path.join(directory, "merges.txt")
     if os.path.exists(vj) and os.path.exists(mt):
         tok = gpt2.load_gpt2(vj, mt)
@@ -405,20 +457,87 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer:
             roles = {r: t for r, t in roles.items() if t in tok.special_tokens}
             if roles:
                 tok = tok.with_special_tokens(roles=roles)
-        return tok
+        return _apply_config(tok, directory)
     raise FormatError(f"{directory}: no tokenizer.json, nor vocab.json and merges.txt")
+
+
+def _hf_fast_load(path: str, roles: Mapping[str, str]) -> Tokenizer | None:
+    from bytepair.formats import _hf_fast
+
+    return _hf_fast.load(path, roles)
 
 
 def _load_pretrained_fast(directory: str) -> Tokenizer | None:
     """:func:`load_pretrained` of a directory with a ``tokenizer.json`` by the fast reader, or
     None (then ``load_pretrained`` gives the same tokenizer or names the problem)."""
-    from bytepair.formats import _hf_fast
-
     try:
         roles = _roles_of(directory)
     except (FormatError, OSError):
         return None
-    return _hf_fast.load(os.path.join(directory, "tokenizer.json"), roles)
+    tok = _hf_fast_load(os.path.join(directory, "tokenizer.json"), roles)
+    if tok is None:
+        return None
+    try:
+        return _apply_config(tok, directory)
+    except (FormatError, OSError):
+        return None
+
+
+#: Tokenizer classes whose model takes token_type_ids (transformers' model_input_names).
+_TYPE_ID_CLASSES = ("BertTokenizer", "ConvBertTokenizer", "MarkupLMTokenizer", "DPRContextEncoderTokenizer",
+                    "DPRQuestionEncoderTokenizer")
+
+
+def read_config(directory: str) -> tuple[Any, str | None]:
+    """The model-input settings of a model directory's ``tokenizer_config.json`` (and
+    ``chat_template.jinja``) as an :class:`~bytepair._api.InputsConfig`, and the file the chat
+    template came from. Values of the wrong type are a :class:`FormatError` naming the file."""
+    from bytepair._api import InputsConfig, _LARGE
+    from bytepair.pipeline.chat import load_template
+
+    p = os.path.join(directory, "tokenizer_config.json")
+    doc: Any = read_json(p) if os.path.exists(p) else {}
+    if not isinstance(doc, dict):
+        raise FormatError(f"{p}: expected a JSON object")
+    mml = doc.get("model_max_length")
+    limit: int | None = None
+    if mml is not None:
+        if isinstance(mml, bool) or not isinstance(mml, (int, float)) or mml < 0:
+            raise FormatError(f"{p}: model_max_length must be a non-negative number, got {mml!r:.80}")
+        limit = None if mml > _LARGE else int(mml)
+    sides = {}
+    for key in ("padding_side", "truncation_side"):
+        value = doc.get(key, "right")
+        if value not in ("right", "left"):
+            raise FormatError(f"{p}: {key} must be 'right' or 'left', got {value!r:.80}")
+        sides[key] = value
+    names = doc.get("model_input_names")
+    if names is None:
+        cls = str(doc.get("tokenizer_class") or "").removesuffix("Fast")
+        names = ["input_ids", "token_type_ids", "attention_mask"] if cls in _TYPE_ID_CLASSES else ["input_ids", "attention_mask"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise FormatError(f"{p}: model_input_names must be a list of strings, got {names!r:.80}")
+    cleanup = doc.get("clean_up_tokenization_spaces", False)
+    if not isinstance(cleanup, bool):
+        raise FormatError(f"{p}: clean_up_tokenization_spaces must be true or false, got {cleanup!r:.80}")
+    template, source = load_template(directory, doc)
+    config = InputsConfig(
+        model_max_length=limit,
+        padding_side=sides["padding_side"],
+        truncation_side=sides["truncation_side"],
+        model_input_names=tuple(names),
+        clean_up_tokenization_spaces=cleanup,
+        chat_template=template,
+    )
+    return config, source
+
+
+def _apply_config(tok: _T, directory: str) -> _T:
+    config, source = read_config(directory)
+    tok._inputs = config
+    if source is not None:
+        tok._chat_template_source = source
+    return tok
 
 
 def _added_tokens_of(directory: str) -> dict[str, int]:
@@ -440,10 +559,9 @@ def _added_tokens_of(directory: str) -> dict[str, int]:
 
 
 def _added(tok: Tokenizer) -> list[dict[str, Any]]:
-    return [
-        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
-        for t, i in sorted(tok._special_tokens.items(), key=lambda kv: kv[1])
-    ]
+    """The added tokens with their flags, as read (special, not normalized, nothing stripped
+    for the special tokens bytepair made)."""
+    return [t.to_hf() for t in tok.added_tokens]
 
 
 def to_hf_dict(tok: Tokenizer) -> dict[str, Any]:
@@ -480,7 +598,7 @@ def _hf_doc(tok: Tokenizer, vocab: dict[str, int], merges: list[list[str]]) -> d
         "added_tokens": _added(tok),
         "normalizer": normalizer,
         "pre_tokenizer": pre,
-        "post_processor": None,
+        "post_processor": None if tok.post_processor is None else tok.post_processor.to_hf(),
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {
             "type": "BPE",
@@ -541,20 +659,49 @@ def save_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     write_atomic(path, text.encode("utf-8"))
 
 
-def save_pretrained(tok: Tokenizer, directory: str | os.PathLike[str]) -> list[str]:
+_UNSET: Any = object()
+
+
+def inputs_config_doc(tok: Any, model_max_length: Any = _UNSET) -> dict[str, Any]:
+    """The model-input keys of ``tokenizer_config.json`` for ``tok`` (``model_max_length`` given
+    here wins over the tokenizer's own; ``None`` is no limit, written as transformers writes it)."""
+    from bytepair._api import VERY_LARGE, InputsConfig
+
+    inputs: InputsConfig = tok._inputs
+    limit = inputs.model_max_length if model_max_length is _UNSET else model_max_length
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise BytepairError(f"model_max_length must be a non-negative int or None, got {limit!r}")
+    doc: dict[str, Any] = {
+        "model_max_length": VERY_LARGE if limit is None else limit,
+        "padding_side": inputs.padding_side,
+        "truncation_side": inputs.truncation_side,
+        "model_input_names": list(inputs.model_input_names),
+        "clean_up_tokenization_spaces": inputs.clean_up_tokenization_spaces,
+    }
+    if inputs.chat_template is not None:
+        template = inputs.chat_template
+        doc["chat_template"] = (
+            template if isinstance(template, str) else [{"name": k, "template": v} for k, v in template.items()]
+        )
+    return doc
+
+
+def save_pretrained(tok: Tokenizer, directory: str | os.PathLike[str], *, model_max_length: Any = _UNSET) -> list[str]:
     """Writes the files a model repository holds, each atomically: ``tokenizer.json``,
     ``vocab.json``, ``merges.txt``, ``special_tokens_map.json``, ``tokenizer_config.json``
-    (roles become ``bos_token``/``eos_token``/...). ``transformers.AutoTokenizer.from_pretrained``
-    loads the directory. Returns the paths written."""
+    (roles become ``bos_token``/``eos_token``/...; ``model_max_length``, padding and truncation
+    sides, ``model_input_names`` and the chat template as the tokenizer has them, or
+    ``model_max_length`` as given). ``transformers.AutoTokenizer.from_pretrained`` loads the
+    directory. Returns the paths written."""
     directory = os.fspath(directory)
-    os.makedirs(directory, exist_ok=True)
     with _gc_paused():
         hf = to_hf_dict(tok)
+    inputs = inputs_config_doc(tok, model_max_length)
+    os.makedirs(directory, exist_ok=True)
     roles = {f"{r}_token": t for r, t in tok.special_tokens_map.items()}
     config: dict[str, Any] = {
         "tokenizer_class": "PreTrainedTokenizerFast",
-        "model_max_length": 1_000_000_000_000_000_019_884_624_838_656,
-        "clean_up_tokenization_spaces": False,
+        **inputs,
         "added_tokens_decoder": {str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in hf["added_tokens"]},
         **roles,
     }
@@ -571,3 +718,18 @@ def save_pretrained(tok: Tokenizer, directory: str | os.PathLike[str]) -> list[s
         write_atomic(p, text.encode("utf-8"))
         written.append(p)
     return written
+
+
+def patch_pretrained(tok: Any, directory: str, model_max_length: Any = _UNSET) -> None:
+    """Writes the post-processor, the added tokens' flags and the model-input settings of
+    ``tok`` into a directory another writer made (WordPiece's ``save_pretrained``)."""
+    tj = os.path.join(directory, "tokenizer.json")
+    doc = read_json(tj)
+    doc["post_processor"] = None if tok.post_processor is None else tok.post_processor.to_hf()
+    doc["added_tokens"] = [t.to_hf() for t in tok.added_tokens]
+    write_atomic(tj, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    p = os.path.join(directory, "tokenizer_config.json")
+    config = read_json(p)
+    config.update(inputs_config_doc(tok, model_max_length))
+    config["added_tokens_decoder"] = {str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in doc["added_tokens"]}
+    write_atomic(p, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
