@@ -30,6 +30,7 @@ everything is padded: the order of ``tokenizers``' ``post_process``.
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -291,6 +292,32 @@ class ModelInputs:
         if return_attention_mask is None:
             return_attention_mask = "attention_mask" in self._inputs.model_input_names
 
+        # The output is many lists and tuples of ints, which form no cycles: the cyclic
+        # garbage collector, set off again and again by making them, is paused for the call.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._call(texts, pairs, batched, plan, return_tensors, return_token_type_ids,
+                              return_attention_mask, return_overflowing_tokens, return_special_tokens_mask,
+                              return_offsets_mapping, return_length)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _call(
+        self,
+        texts: list[str],
+        pairs: list[str] | None,
+        batched: bool,
+        plan: _Plan,
+        return_tensors: str | None,
+        return_token_type_ids: bool,
+        return_attention_mask: bool,
+        return_overflowing_tokens: bool,
+        return_special_tokens_mask: bool,
+        return_offsets_mapping: bool,
+        return_length: bool,
+    ) -> BatchEncoding:
         offsets = return_offsets_mapping
         encoded = self._encode_texts(texts + (pairs or []), offsets)
         a_side = encoded[: len(texts)]

@@ -645,6 +645,66 @@ class Tokenizer(ModelInputs):
             starts, ends = starts + base, ends + base
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
+    def _encode_flat_with_offsets(self, texts: list[str], allowed: list[int]) -> list[Encoded]:
+        """Ids and character offsets of every text from one flat array (the array path's
+        encoder): the offsets come from the token lengths with NumPy, no Python loop per token."""
+        import numpy as np
+
+        from bytepair import arrays
+
+        flat, bounds = arrays.encode_documents(self, texts, allowed=allowed, dt=np.dtype(np.uint32), num_threads=None)
+        ids_all: list[int] = flat.tolist()
+        cuts: list[int] = bounds.tolist()
+        lengths = self._token_lengths()[flat.astype(np.int64)]
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        joined = "".join(texts)
+        if not joined.isascii():
+            data = np.frombuffer(_repair_surrogates(joined).encode("utf-8"), dtype=np.uint8)
+            char_of = np.cumsum((data & 0xC0) != 0x80) - 1
+            if len(ends) and len(char_of) != int(ends[-1]):  # cannot be: the tokens are the texts' bytes
+                raise BytepairError("internal error: the tokens do not cover the text")
+            if len(ends):
+                starts, ends = char_of[starts], char_of[ends - 1] + 1
+        char_base = np.cumsum([0] + [len(t) for t in texts[:-1]], dtype=np.int64)
+        base = np.repeat(char_base, np.diff(bounds))
+        pairs = list(zip((starts - base).tolist(), (ends - base).tolist()))
+        return [(ids_all[a:b], pairs[a:b]) for a, b in zip(cuts, cuts[1:])]
+
+    def _batch_char_offsets(self, texts: list[str], all_ids: list[list[int]]) -> list[list[tuple[int, int]]]:
+        """:meth:`_char_offsets` of every text at once: one pass of NumPy over the whole batch
+        (the tokens of each text cover exactly its UTF-8 bytes, so the batch's tokens cover
+        the bytes of the texts joined)."""
+        import numpy as np
+
+        table = self._token_lengths()
+        counts = np.fromiter((len(ids) for ids in all_ids), dtype=np.int64, count=len(all_ids))
+        total = int(counts.sum())
+        if table is None or not total:
+            return [self._char_offsets(t, ids) for t, ids in zip(texts, all_ids, strict=True)]
+        flat = np.fromiter((i for ids in all_ids for i in ids), dtype=np.int64, count=total)
+        lengths = table[flat]
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        joined = "".join(texts)
+        char_base = np.cumsum([0] + [len(t) for t in texts[:-1]], dtype=np.int64)
+        if not joined.isascii():
+            data = np.frombuffer(_repair_surrogates(joined).encode("utf-8"), dtype=np.uint8)
+            char_of = np.cumsum((data & 0xC0) != 0x80) - 1
+            if len(char_of) != int(ends[-1]):  # not the bytes of the texts: one text at a time
+                return [self._char_offsets(t, ids) for t, ids in zip(texts, all_ids, strict=True)]
+            starts, ends = char_of[starts], char_of[ends - 1] + 1
+        elif len(joined) != int(ends[-1]):
+            return [self._char_offsets(t, ids) for t, ids in zip(texts, all_ids, strict=True)]
+        base = np.repeat(char_base, counts)
+        pairs = list(zip((starts - base).tolist(), (ends - base).tolist()))
+        out: list[list[tuple[int, int]]] = []
+        at = 0
+        for n in counts.tolist():
+            out.append(pairs[at : at + n])
+            at += n
+        return out
+
     def _edge_spaces(self, id: int) -> tuple[int, int] | None:
         """Spaces at the start and end of a token (for ``trim_offsets``): byte-level tokens by
         their bytes (only the space byte shows as ``Ġ``), added tokens by their text (None for
@@ -674,6 +734,8 @@ class Tokenizer(ModelInputs):
         added = self._added_vocab
         if not added.needs_python:
             every = list(self._special_tokens.values())
+            if offsets and self._normalize is None and self._token_lengths() is not None:
+                return self._encode_flat_with_offsets(texts, every)
             if self._normalize is not None:
                 all_ids = self._join(self._parts(texts, "all"), None)
             else:
@@ -683,7 +745,8 @@ class Tokenizer(ModelInputs):
                     all_ids = self._core.encode_batch([_repair_surrogates(t) for t in texts], every, num_threads=None)
             if not offsets:
                 return [(ids, None) for ids in all_ids]
-            return [(ids, self._char_offsets(self._norm(t), ids)) for t, ids in zip(texts, all_ids, strict=True)]
+            normed = texts if self._normalize is None else [self._norm(t) for t in texts]
+            return list(zip(all_ids, self._batch_char_offsets(normed, all_ids), strict=True))
         # Some added token strips whitespace or wants word boundaries: cut in Python, encode the
         # ordinary stretches of every text in one batch, put the pieces back in order.
         cuts = [added.split(t) for t in texts]
