@@ -81,7 +81,7 @@ def test_stats_plot_without_matplotlib_names_the_extra(corpus: Path, tok_file: P
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["stats", str(corpus), "-t", str(tok_file), "--plot", str(tmp_path / "z.png")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("bytepair: error:") and "pip install 'matplotlib" in err and err.count("\n") == 1
+    assert err.startswith("bytepair: error:") and "pip install matplotlib" in err and err.count("\n") == 1
 
 
 def test_stats_of_an_empty_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

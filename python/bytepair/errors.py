@@ -6,6 +6,8 @@ Every error bytepair raises for bad input is a :class:`BytepairError`, which is 
 
 from __future__ import annotations
 
+import shlex
+
 __all__ = [
     "BytepairError",
     "BytepairWarning",
@@ -60,21 +62,22 @@ class LimitError(BytepairError):
     """A text longer than the ``max_bytes`` or ``max_tokens`` an encode call was given."""
 
 
-# What each extra of pyproject.toml's [project.optional-dependencies] installs, as written there
-# (tests/test_packaging.py checks that they agree). bytepair is not on PyPI, so an extra asked
+# What each extra of pyproject.toml's [project.optional-dependencies] installs, its version floor
+# left to pyproject (tests/test_packaging.py checks that they agree). bytepair is not on PyPI, so an extra asked
 # for by name (``bytepair[zstd]``) resolves nowhere: the hints name the package itself, which
 # installs the same beside a clone or a wheel.
 EXTRAS: dict[str, str] = {
-    "zstd": "zstandard>=0.22",
-    "parquet": "pyarrow>=14",
-    "plot": "matplotlib>=3.7",
-    "dask": "dask[distributed]>=2024.1",
+    "zstd": "zstandard",
+    "parquet": "pyarrow",
+    "plot": "matplotlib",
+    "dask": "dask[distributed]",
+    "chat": "jinja2",
 }
 
 
 def install_hint(extra: str) -> str:
-    """The shell command that installs what ``extra`` installs: ``pip install 'zstandard>=0.22'``."""
-    return f"pip install '{EXTRAS[extra]}'"
+    """The shell command that installs what ``extra`` installs: ``pip install zstandard``."""
+    return f"pip install {shlex.quote(EXTRAS[extra])}"
 
 
 class MissingExtraError(BytepairError, ImportError):

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from bytepair.errors import BytepairError, FormatError
+from bytepair.errors import BytepairError, FormatError, MissingExtraError
 
 if TYPE_CHECKING:
     from bytepair._api import ModelInputs
@@ -39,10 +39,7 @@ def _jinja() -> Any:
         import jinja2.ext
         import jinja2.sandbox
     except ImportError:
-        raise ImportError(
-            "apply_chat_template renders Jinja templates and needs jinja2: pip install jinja2 "
-            "(or pip install 'bytepair[chat]')"
-        ) from None
+        raise MissingExtraError("apply_chat_template renders Jinja templates and needs jinja2", "chat") from None
     return jinja2
 
 
