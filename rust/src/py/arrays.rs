@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyByteArray;
+use pyo3::types::{PyByteArray, PyMemoryView};
 
 use super::{parallel, to_py, PyEncoder, TextBlock};
 use crate::bpe::encode::Parallel;
@@ -229,29 +229,29 @@ fn write_into<'py>(
     threads: usize,
     out: &Bound<'py, PyByteArray>,
 ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
+    if !out.is_exact_instance_of::<PyByteArray>() {
+        return Err(PyValueError::new_err("out must be a bytearray"));
+    }
     let n = parts.total() * width.bytes();
     if out.len() < n {
         // An eighth more, so that slightly larger batches do not each grow it again.
         out.resize(n + n / 8)?;
     }
-    // The export keeps `out` from being resized or freed until it is dropped (after writing).
-    let buf = pyo3::buffer::PyBuffer::<u8>::get(out.as_any())?;
-    if buf.readonly() || !buf.is_c_contiguous() || buf.len_bytes() < n {
-        return Err(PyValueError::new_err(
-            "out must be a writable, contiguous bytearray",
-        ));
-    }
-    let addr = buf.buf_ptr() as usize;
+    // A memoryview of `out` is an export: while it lives the bytearray cannot be resized or
+    // freed. The limited API (abi3) has no `PyBuffer` before 3.11; an exact bytearray's memory
+    // is one writable, contiguous block at `data()` (a subclass could export other memory).
+    let view = PyMemoryView::from(out.as_any())?;
+    let addr = out.data() as usize;
     py.detach(|| {
-        // SAFETY: `buf` exports `out`'s memory, at least `n` bytes, writable and contiguous;
-        // while it is held the bytearray cannot be resized or freed. No Rust reference to
-        // that memory exists elsewhere; Python code reading the bytearray meanwhile sees
-        // bytes being written, as with `readinto`.
+        // SAFETY: `out`'s memory is at least `n` bytes, writable and contiguous; while `view`
+        // is held the bytearray cannot be resized or freed. No Rust reference to that memory
+        // exists elsewhere; Python code reading the bytearray meanwhile sees bytes being
+        // written, as with `readinto`.
         let dst = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, n) };
         parts.write(width, dst, threads)
     })
     .map_err(to_py)?;
-    drop(buf);
+    view.call_method0("release")?;
     let offsets: Vec<u8> = parts.offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
     Ok((parts.total(), PyByteArray::new(py, &offsets)))
 }

@@ -2,7 +2,7 @@
 //! and `split_pieces`.
 //!
 //! An `Encoder` returns ids as lists that share one int object per id (`ints`), or, for the
-//! array outputs, as flat bytes lent to Python without a copy (`OwnedBytes`). Long encode and
+//! array outputs, as flat bytes in a bytearray (`flat_bytes`). Long encode and
 //! count calls go in rounds so that Ctrl-C is seen between them (the second `impl PyEncoder`).
 //!
 //! `PyEncoder`, its `inner` encoder and `build` are visible to the other class files (which
@@ -716,100 +716,45 @@ impl PyEncoder {
     }
 }
 
-/// Bytes made in Rust, lent to Python as a writable buffer without a copy (`owned_view`):
-/// the memory of a `Vec<u8>`, freed when the last view of it is released. Copying the ids of
-/// `encode_files` into a `bytearray` was a second buffer of the output's size, zeroed and then
-/// written (page faults and a copy, about 5 % of its time in `perf`).
-#[pyclass(module = "bytepair._core", frozen)]
-struct OwnedBytes {
-    ptr: *mut u8,
-    len: usize,
-    cap: usize,
-}
-
-// SAFETY: the memory is owned by this object alone; Rust never reads or writes it after
-// `owned_view` made it, and Python's buffer users synchronize as they would for a bytearray.
-unsafe impl Send for OwnedBytes {}
-// SAFETY: as for Send: no Rust code touches the memory through a shared reference.
-unsafe impl Sync for OwnedBytes {}
-
-impl Drop for OwnedBytes {
-    fn drop(&mut self) {
-        // SAFETY: the parts of a `Vec<u8>` taken apart in `owned_view`, put back once.
-        drop(unsafe { Vec::from_raw_parts(self.ptr, self.len, self.cap) });
-    }
-}
-
-#[pymethods]
-impl OwnedBytes {
-    /// The buffer protocol: the bytes, writable, one dimension.
-    unsafe fn __getbuffer__(
-        slf: Bound<'_, Self>,
-        view: *mut pyo3::ffi::Py_buffer,
-        flags: std::os::raw::c_int,
-    ) -> PyResult<()> {
-        let this = slf.get();
-        // SAFETY: `view` is the caller's to fill; the memory lives as long as `slf`, which the
-        // view keeps a reference to (`FillInfo` sets `view.obj`).
-        let filled = unsafe {
-            pyo3::ffi::PyBuffer_FillInfo(
-                view,
-                slf.as_ptr(),
-                this.ptr.cast(),
-                this.len as pyo3::ffi::Py_ssize_t,
-                0,
-                flags,
-            )
-        };
-        if filled == -1 {
-            return Err(PyErr::fetch(slf.py()));
-        }
-        Ok(())
-    }
-
-    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
-}
-
-/// A writable `memoryview` of `bytes`, which Python then owns (see `OwnedBytes`).
-fn owned_view(py: Python<'_>, bytes: Vec<u8>) -> PyResult<Bound<'_, PyMemoryView>> {
-    let mut bytes = std::mem::ManuallyDrop::new(bytes);
-    let owner = Bound::new(
-        py,
-        OwnedBytes {
-            ptr: bytes.as_mut_ptr(),
-            len: bytes.len(),
-            cap: bytes.capacity(),
-        },
-    )?;
-    PyMemoryView::from(owner.as_any())
-}
-
-/// The flat ids of `parts`, written by `threads` threads straight into new memory lent to
-/// Python, and the document offsets as little-endian u64 bytes: what the array outputs return
-/// (`flat_result`).
+/// The flat ids of `parts`, written by `threads` threads with the GIL released into a new
+/// bytearray, and the document offsets: what the array outputs return (`flat_result`).
+///
+/// The ids were lent to Python from a `Vec<u8>` through the buffer protocol, without a copy;
+/// the limited API (abi3, one wheel for every CPython >= 3.10) cannot define a buffer before
+/// 3.11. Here the threads write into the bytearray itself (zeroed first, on this thread); the
+/// ids that the rounds and `encode_files` gather in a `Vec` are copied once (`flat_result`).
 fn flat_bytes<'py>(
     py: Python<'py>,
     parts: &Parts,
     width: Width,
     threads: usize,
 ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
-    // Written by the threads straight into new memory (`Parts::append_to`): a bytearray is
-    // zeroed first, on this thread.
-    let mut ids = Vec::new();
-    py.detach(|| parts.append_to(width, &mut ids, threads))
-        .map_err(to_py)?;
-    flat_result(py, ids, &parts.offsets)
+    let n = parts.total() * width.bytes();
+    // No other code holds the new bytearray while it is written.
+    let ids = PyByteArray::new_with(py, n, |dst| {
+        py.detach(|| parts.write(width, dst, threads))
+            .map_err(to_py)
+    })?;
+    Ok((
+        PyMemoryView::from(ids.as_any())?,
+        offset_bytes(py, &parts.offsets),
+    ))
 }
 
-/// The ids lent to Python as a memoryview (`owned_view`) and the document offsets as
-/// little-endian u64 in a bytearray: what the array outputs return.
+/// The ids as a writable memoryview of a bytearray (copied from `ids`) and the document offsets
+/// as little-endian u64 in a bytearray: what the array outputs return.
 fn flat_result<'py>(
     py: Python<'py>,
     ids: Vec<u8>,
     offsets: &[u64],
 ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+    let ids = PyByteArray::new(py, &ids);
+    Ok((PyMemoryView::from(ids.as_any())?, offset_bytes(py, offsets)))
+}
+
+fn offset_bytes<'py>(py: Python<'py>, offsets: &[u64]) -> Bound<'py, PyByteArray> {
     let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
-    Ok((owned_view(py, ids)?, PyByteArray::new(py, &offsets)))
+    PyByteArray::new(py, &offsets)
 }
 
 // --- Ctrl-C during long encode / count calls ---
