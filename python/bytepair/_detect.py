@@ -44,10 +44,19 @@ def load(
     *,
     pattern: str | None | object = _UNSET,
     special_tokens: Mapping[str, int] | None = None,
+    encoding: str | None = None,
 ) -> Tokenizer | WordPieceTokenizer:
     """Reads a tokenizer, whatever its format (see the module doc). ``pattern`` and
-    ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones."""
+    ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones.
+    ``encoding="llama3"`` reads a released file that needs a recipe (Meta's Llama 3
+    ``tokenizer.model``: see :mod:`bytepair.formats.released`)."""
     where = os.fspath(path)
+    if encoding is not None:
+        if pattern is not _UNSET or special_tokens is not None:
+            raise TypeError("encoding= brings its own pattern and special tokens: pass neither pattern= nor special_tokens=")
+        from bytepair.formats.released import load_released
+
+        return load_released(where, encoding)
     if os.path.isdir(where):
         from bytepair.formats.hf import load_pretrained
 
