@@ -96,6 +96,68 @@ def child(
     return result
 
 
+WHOLE_ARRAYS = r"""
+import sys, bytepair
+ids, offsets = bytepair.get_encoding(sys.argv[1]).encode_files([sys.argv[2]], num_threads=int(sys.argv[3]))
+print(len(ids))
+"""
+WHOLE_GIGA = r"""
+import sys, gigatoken
+g = gigatoken.Tokenizer.from_tiktoken(sys.argv[4], pretokenizer={"o200k_base": "o200k", "cl100k_base": "cl100k"}[sys.argv[1]])
+print(sum(len(x) for x in g.encode_files([sys.argv[2]])))
+"""
+
+
+def whole(what: str, path: Path, enc: str, threads: int, rank_file: str, out: Path) -> tuple[float, float, float]:
+    """One whole process, pinned to cores 0..threads-1: (wall s, CPU s, peak RSS MB)."""
+    import shutil
+    import time
+
+    shutil.rmtree(out, ignore_errors=True)
+    pin = ["taskset", "-c", f"0-{threads - 1}"]
+    if what == "corpus":
+        exe = Path(sys.executable).parent / "bytepair"
+        cmd = [str(exe), "encode-corpus", "-t", enc, str(path), "-o", str(out), "--threads", str(threads), "--quiet"]
+    else:
+        cmd = [sys.executable, "-c", WHOLE_GIGA if what == "gigatoken" else WHOLE_ARRAYS, enc, str(path), str(threads), rank_file]
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+    t = time.perf_counter()
+    proc = subprocess.Popen(pin + cmd, env=env, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        raise SystemExit(f"{what} failed ({status}): {cmd}")
+    shutil.rmtree(out, ignore_errors=True)
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def whole_table(args: argparse.Namespace, rank_file: str, tmp: Path, have_giga: bool) -> None:
+    """Whole processes side by side (the issue's protocol): start, load, encode, write, exit."""
+    tools = (["gigatoken"] if have_giga else []) + ["arrays", "corpus"]
+    labels = {"gigatoken": "gigatoken encode_files", "arrays": "bytepair encode_files (arrays)",
+              "corpus": "bytepair encode-corpus (CLI, llmc)"}
+    print(f"whole processes on {args.corpus}; best of {args.repeat}, taken in turn; "
+          "ratios are the peer's time over bytepair's (above 1: bytepair faster)")
+    print(f"{'threads':>7} {'what':<36} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8}  wall / CPU vs gigatoken, vs arrays")
+    for n in args.threads:
+        best: dict[str, list[float]] = {}
+        for _ in range(max(args.repeat, 1)):
+            for what in tools:
+                r = whole(what, args.corpus, args.encoding, n, rank_file, tmp / "whole_out")
+                b = best.setdefault(what, list(r))
+                best[what] = [min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2])]
+        for what in tools:
+            w, c, m = best[what]
+            note = ""
+            if "gigatoken" in best and what != "gigatoken":
+                g = best["gigatoken"]
+                note += f"  {g[0] / w:.2f}x / {g[1] / c:.2f}x"
+            if what == "corpus":
+                a = best["arrays"]
+                note += f", {a[0] / w:.2f}x / {a[1] / c:.2f}x"
+            print(f"{n:>7} {labels[what]:<36} {w:8.2f} {c:8.2f} {m:8.1f}{note}")
+
+
 def jsonl_copy(src: Path, dst: Path, limit: int) -> None:
     """Documents of about 8 KiB cut at newlines, as JSON lines, up to ``limit`` bytes of text."""
     text = src.read_text(encoding="utf-8")[:limit]
@@ -117,6 +179,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per row, taken in turn across the rows; the best is shown (for a noisy machine)")
     ap.add_argument("--no-lists", action="store_true", help="leave out encode_batch to lists")
+    ap.add_argument("--whole", action="store_true",
+                    help="only whole processes side by side: gigatoken, encode_files, the encode-corpus CLI")
     args = ap.parse_args()
     if not args.corpus.exists():
         raise SystemExit(f"{args.corpus} is missing: run bench/make_corpus.py first")
@@ -133,6 +197,9 @@ def main() -> None:
     except ImportError:
         have_giga = False
         print("gigatoken is not installed (pip install gigatoken): peer columns left out")
+    if args.whole:
+        whole_table(args, str(rank_file), tmp, have_giga)
+        return
     size = args.corpus.stat().st_size
     print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), {args.encoding}; MB/s, fresh process per row")
     print(f"{'threads':>7} {'what':<36} {'first':>8} {'warm':>8} {'unseen':>8}  ratio to gigatoken first / warm / unseen")

@@ -38,6 +38,23 @@ fn main() {
     .unwrap();
     let repeats: usize = args.get(5).map_or(1, |r| r.parse().unwrap());
     let mut out = Vec::new();
+    // The split alone (no lookups): what the pre-tokenizer costs of the warm path.
+    if std::env::var_os("SPLIT_ONLY").is_some() {
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let mut n = 0usize;
+            for d in documents(&b) {
+                enc.pretokenizer()
+                    .for_each_piece(d, |p| n += p.len() & 1)
+                    .unwrap();
+            }
+            let s = t.elapsed().as_secs_f64();
+            eprintln!(
+                "   split: {n} odd pieces, {:.1} MB/s",
+                b.len() as f64 / s / 1e6
+            );
+        }
+    }
     let passes = [("first", &a), ("unseen", &b)]
         .into_iter()
         .chain(std::iter::repeat_n(("repeated", &b), repeats));

@@ -945,15 +945,19 @@ impl Bpe {
         let mut pairs = PairTable::for_ranks(ids.len(), self.spans.len());
         let mut used = Vec::with_capacity(ids.len());
         let mut parts: Vec<Rank> = Vec::new();
+        let mut merges: Vec<Merge> = Vec::new();
         for &id in &ids {
             let bytes = self.token_bytes(id).expect("a token of the vocabulary");
             parts.clear();
             parts.extend(bytes.iter().map(|&b| self.byte_ids[b as usize]));
             if !parts.contains(&Rank::MAX) {
+                // merges[i]: the merge of parts[i] and parts[i + 1]; a merge looks up only the
+                // two pairs it changes (a table lookup per pair per step was most of a load).
+                merges.clear();
+                merges.extend(parts.windows(2).map(|w| pairs.get(w[0], w[1])));
                 loop {
                     let (mut best, mut at) = (NONE, 0);
-                    for i in 0..parts.len() - 1 {
-                        let m = pairs.get(parts[i], parts[i + 1]);
+                    for (i, &m) in merges.iter().enumerate() {
                         if m < best {
                             (best, at) = (m, i);
                         }
@@ -963,6 +967,13 @@ impl Bpe {
                     }
                     parts[at] = result(best);
                     parts.remove(at + 1);
+                    merges.remove(at);
+                    if at > 0 {
+                        merges[at - 1] = pairs.get(parts[at - 1], parts[at]);
+                    }
+                    if at < merges.len() {
+                        merges[at] = pairs.get(parts[at], parts[at + 1]);
+                    }
                 }
             }
             let last = match parts[..] {
