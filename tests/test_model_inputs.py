@@ -408,3 +408,20 @@ def test_defaults_without_a_directory() -> None:
     assert out["input_ids"] == [r + [pad] * (n - len(r)) for r in ids]
     assert out.attention_mask == [[1] * len(r) + [0] * (n - len(r)) for r in ids]
     assert tok("hello", truncation=True)["input_ids"] == tok.encode("hello")  # no model_max_length: no limit
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_pickled_tokenizer_keeps_model_inputs(zoo: dict[str, str], name: str) -> None:
+    """A worker process (datasets.map(num_proc=...)) gets the same template, flags and settings."""
+    import pickle
+
+    ours, _ = pair_of(zoo, name)
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.post_processor == ours.post_processor
+    assert again.added_tokens == ours.added_tokens
+    assert (again.model_max_length, again.padding_side, again.chat_template) == (
+        ours.model_max_length, ours.padding_side, ours.chat_template
+    )
+    for args, kw in (((TEXTS,), {"padding": True, "return_offsets_mapping": True}), ((TEXTS[1],), {"truncation": True})):
+        assert run(again, args, kw) == run(ours, args, kw)
+    check_same(zoo, name, (TEXTS,), padding=True, truncation=True)

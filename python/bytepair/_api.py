@@ -188,6 +188,31 @@ class ModelInputs:
             got = cache[id] = (lead, trail) if lead < len(text) else (lead, lead)
         return got
 
+    # --------------------------------------------------------------- pickling
+
+    def _inputs_state(self) -> dict[str, Any] | None:
+        """What a file made by the kind's ``to_dict`` does not hold: the added-token flags, a
+        post-processor read from a file, the ``tokenizer_config.json`` settings; None if default."""
+        state: dict[str, Any] = {}
+        flags = getattr(self, "_added_flags", None)
+        if flags:
+            state["flags"] = dict(flags)
+        if "_post_processor" in self.__dict__ or self.__dict__.get("_pp_is_read"):
+            state["post_processor"] = self._post_processor
+        if self._inputs != InputsConfig():
+            state["inputs"] = self._inputs
+        if self._chat_template_source is not None:
+            state["source"] = self._chat_template_source
+        return state or None
+
+    def _with_state(self, reduced: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``__reduce__``'s value that also carries :meth:`_inputs_state` (a worker process
+        gets the same model inputs: the same template, padding side, limits)."""
+        state = self._inputs_state()
+        if state is None:
+            return reduced
+        return (_rebuild, (reduced[0], reduced[1], state))
+
     # --------------------------------------------------------------- configuration
 
     @property
@@ -653,6 +678,20 @@ class ModelInputs:
             chat_template=chat_template,
             **kwargs,
         )
+
+
+def _rebuild(factory: Any, args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """Unpickles a tokenizer: the kind's own ``factory(*args)``, then :meth:`ModelInputs._inputs_state`."""
+    tok = factory(*args)
+    if "flags" in state:
+        tok._set_added(state["flags"])
+    if "post_processor" in state:
+        tok._post_processor = state["post_processor"]
+    if "inputs" in state:
+        tok._inputs = state["inputs"]
+    if "source" in state:
+        tok._chat_template_source = state["source"]
+    return tok
 
 
 def _to_numpy(out: BatchEncoding) -> BatchEncoding:

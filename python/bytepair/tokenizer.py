@@ -783,7 +783,7 @@ class Tokenizer(ModelInputs):
                 return (get_encoding, (self._name,))
         from bytepair._fileformat import from_dict, to_dict
 
-        return (from_dict, (to_dict(self),))
+        return self._with_state((from_dict, (to_dict(self),)))
 
     def _content(self) -> tuple[Any, ...]:
         return (

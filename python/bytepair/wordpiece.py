@@ -234,7 +234,7 @@ class WordPieceTokenizer(ModelInputs):
         # (to spawned workers, datasets.map(num_proc=...)) and is rebuilt from it there.
         from bytepair._wordpiece_file import from_dict, to_dict
 
-        return (from_dict, (to_dict(self),))
+        return self._with_state((from_dict, (to_dict(self),)))
 
     # ------------------------------------------------------------------ model inputs (bytepair._api)
 
