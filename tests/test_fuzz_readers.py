@@ -55,7 +55,7 @@ from hypothesis import strategies as st
 import bytepair
 from bytepair import Tokenizer, WordPieceTokenizer
 from bytepair._json import read_json
-from bytepair.errors import BytepairError, BytepairWarning, FormatError, PatternError
+from bytepair.errors import BytepairError, BytepairWarning, CorpusError, FormatError, PatternError
 from bytepair.formats import _hf_fast, hf
 from bytepair.formats.bert import dump_bert_vocab, load_bert_vocab
 from bytepair.formats.gpt2 import load_gpt2
@@ -122,12 +122,8 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 # take such an exception as an outcome, so that they go on finding others; each is asserted
 # exactly by a strict xfail test at the end of this file, which fails the run once the bug is
 # fixed: then remove both.
-KNOWN_BUGS: dict[str, tuple[tuple[type[BaseException], ...], str, str]] = {
-    # open_shards / Shards.__init__ index a manifest whose own sha256 matches without checking
-    # its layout: a missing key, options.dtype that is not uint16/uint32, shards null, ...;
-    # Shards.documents() compares the tokens with options.eot as given (a list: ValueError)
-    "shards-unchecked-manifest": ((KeyError, TypeError, ValueError, OverflowError), "bytepair/corpus/shards.py", ""),
-}
+# (The three it found first, now fixed, are tests at the end of this file.)
+KNOWN_BUGS: dict[str, tuple[tuple[type[BaseException], ...], str, str]] = {}
 
 
 def known_bug(e: BaseException) -> str | None:
@@ -628,7 +624,7 @@ def read_shards(outdir: Path) -> None:
 
     try:
         guarded(read_all)
-    except Exception as e:  # documents() compares with options.eot as the manifest gives it
+    except Exception as e:
         if known_bug(e) is None:
             raise
 
@@ -727,9 +723,10 @@ def test_every_seed_loads(seeds: Seeds, work: Path) -> None:
         assert len(bytepair.open_shards(sub).arrays) >= 2
 
 
-# ------------------------------------------------------------ bugs found, not fixed yet
+# ------------------------------------------------------------------- bugs found here
 # Each of KNOWN_BUGS, reproduced exactly: strict, so a fix makes the run fail until the mark
-# and the KNOWN_BUGS entry go.
+# and the KNOWN_BUGS entry go. Then the test stays, asserting the documented error; the
+# three below were found so and are fixed.
 
 
 # Found by the HF harness: a model.vocab value that is a list or an object was hashed before
@@ -777,33 +774,65 @@ def _option(key: str, value: object = ...) -> Callable[[dict[str, Any]], None]:
     return lambda doc: doc["options"].pop(key) if value is ... else doc["options"].update({key: value})
 
 
-MANIFEST_EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
-    "no complete": _drop("complete"),  # KeyError in open_shards
-    "no options": _drop("options"),  # KeyError in Shards.__init__
-    "options null": lambda doc: doc.update(options=None),  # TypeError
-    "no options.format": _option("format"),  # KeyError
-    "no options.dtype": _option("dtype"),  # KeyError
-    "no options.eot": _option("eot"),  # KeyError
-    "options.dtype float64": _option("dtype", "float64"),  # KeyError 8 (formats.header_bytes)
-    "options.dtype int8": _option("dtype", "int8"),  # KeyError 1
-    "options.dtype 0": _option("dtype", 0),  # TypeError from numpy
-    "options.dtype object": _option("dtype", {"a": "b"}),  # ValueError from numpy
-    "shards null": lambda doc: doc.update(shards=None),  # TypeError: not iterable
-    "shards[0].tokens 2**70": lambda doc: doc["shards"][0].update(tokens=2**70),  # OverflowError from np.memmap
-    "options.eot []": _option("eot", []),  # opens; documents() raises ValueError (numpy broadcast)
+# name -> (the edit, the field the CorpusError names). Found by the manifest harness: the
+# first block gave KeyError / TypeError / ValueError / OverflowError (open_shards indexed the
+# manifest without checking its layout); the rest are of the same kind.
+MANIFEST_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "no complete": (_drop("complete"), "complete"),
+    "no options": (_drop("options"), "options"),
+    "options null": (lambda doc: doc.update(options=None), "options"),
+    "no options.format": (_option("format"), "options.format"),
+    "no options.dtype": (_option("dtype"), "options.dtype"),
+    "no options.eot": (_option("eot"), "options.eot"),
+    "options.dtype float64": (_option("dtype", "float64"), "options.dtype"),
+    "options.dtype int8": (_option("dtype", "int8"), "options.dtype"),
+    "options.dtype 0": (_option("dtype", 0), "options.dtype"),
+    "options.dtype object": (_option("dtype", {"a": "b"}), "options.dtype"),
+    "shards null": (lambda doc: doc.update(shards=None), "shards"),
+    "shards[0].tokens 2**70": (lambda doc: doc["shards"][0].update(tokens=2**70), r"shards\[0\].tokens"),
+    "options.eot []": (_option("eot", []), "options.eot"),
+    # and more of the same kind
+    "complete 'yes'": (lambda doc: doc.update(complete="yes"), "complete"),
+    "complete 1": (lambda doc: doc.update(complete=1), "complete"),
+    "options.format 'csv'": (_option("format", "csv"), "options.format"),
+    "options.eot 2**16": (_option("eot", 2**16), "options.eot"),
+    "options.eot true": (_option("eot", True), "options.eot"),
+    "options.eot -1": (_option("eot", -1), "options.eot"),
+    "options.eot_position 'sideways'": (_option("eot_position", "sideways"), "options.eot_position"),
+    "no options.eot_position": (_option("eot_position"), "options.eot_position"),
+    "shards {}": (lambda doc: doc.update(shards={}), "shards"),
+    "shards[0] null": (lambda doc: doc["shards"].__setitem__(0, None), r"shards\[0\]"),
+    "shards[0].files null": (lambda doc: doc["shards"][0].update(files=None), r"shards\[0\].files"),
+    "shards[0].files []": (lambda doc: doc["shards"][0].update(files=[]), r"shards\[0\].files"),
+    "shards[0].files[0].name 7": (lambda doc: doc["shards"][0]["files"][0].update(name=7), r"shards\[0\].files\[0\].name"),
+    "shards[0].files[0].name other": (
+        lambda doc: doc["shards"][0]["files"][0].update(name="shard_000009.bin"), r"shards\[0\].files\[0\].name"
+    ),
+    "shards[0].files[0].bytes '1'": (lambda doc: doc["shards"][0]["files"][0].update(bytes="1"), r"shards\[0\].files\[0\].bytes"),
+    "shards[0].files[0].sha256 null": (lambda doc: doc["shards"][0]["files"][0].update(sha256=None), r"shards\[0\].files\[0\].sha256"),
+    "shards[0].tokens 0": (lambda doc: doc["shards"][0].update(tokens=0), r"shards\[0\].tokens"),
+    "shards[0].tokens 2**31 (llmc)": (lambda doc: doc["shards"][0].update(tokens=2**31), r"shards\[0\].tokens"),
+    "shards[0].tokens 1.5": (lambda doc: doc["shards"][0].update(tokens=1.5), r"shards\[0\].tokens"),
+    "shards[0].next 'x'": (lambda doc: doc["shards"][0].update(next="x"), r"shards\[0\].next"),
+    "shards[0].next [1]": (lambda doc: doc["shards"][0].update(next=[1]), r"shards\[0\].next"),
+    "no shards[0].documents": (lambda doc: doc["shards"][0].pop("documents"), r"shards\[0\].documents"),
+    "tokens -1": (lambda doc: doc.update(tokens=-1), "tokens"),
+    "documents null": (lambda doc: doc.update(documents=None), "documents"),
+    "inputs {}": (lambda doc: doc.update(inputs={}), "inputs"),
+    "tokenizer []": (lambda doc: doc.update(tokenizer=[]), "tokenizer"),
 }
 
 
-@pytest.mark.xfail(strict=True, raises=(KeyError, TypeError, ValueError, OverflowError),
-                   reason="known bug (KNOWN_BUGS): open_shards does not check a manifest whose own sha256 "
-                   "matches; this edit gives KeyError / TypeError / ValueError / OverflowError, not CorpusError")
 @pytest.mark.parametrize("edit", sorted(MANIFEST_EDITS))
-def test_known_bug_open_shards_of_a_rehashed_manifest(seeds: Seeds, tmp_path: Path, edit: str) -> None:
+def test_open_shards_of_a_rehashed_manifest(seeds: Seeds, tmp_path: Path, edit: str) -> None:
     for name, content in seeds.shards[0].items():
         (tmp_path / name).write_bytes(content)
     doc = json.loads(seeds.shards[0]["manifest.json"])
-    MANIFEST_EDITS[edit](doc)
+    assert doc["options"]["format"] == "llmc" and doc["options"]["dtype"] == "uint16"
+    change, field = MANIFEST_EDITS[edit]
+    change(doc)
     (tmp_path / "manifest.json").write_bytes(rehash(json.dumps(doc).encode()))
-    with pytest.raises(BytepairError):  # CorpusError, as for every other bad manifest
+    where = re.escape(str(tmp_path / "manifest.json"))
+    with pytest.raises(CorpusError, match=rf"^{where}: {field} must be "):
         shards = bytepair.open_shards(tmp_path)
         list(shards.documents())

@@ -79,4 +79,76 @@ def read(outdir: str) -> dict[str, Any] | None:
         raise CorpusError(f"{path} is not a valid manifest (nested too deeply); pass --overwrite to start again") from None
     if edited:
         raise CorpusError(f"{path} was edited (its sha256 does not match); pass --overwrite to start again")
+    _check_layout(doc, path)
     return doc
+
+
+def _is_int(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+_INT64 = 2**63 - 1
+
+
+def _check_layout(doc: dict[str, Any], path: str) -> None:
+    """Every value that open_shards and a resumed run read, of the type and range the writer
+    gives it. A manifest whose own sha256 matches can still be made by hand or by another
+    program; what reads it then indexes it without looking again."""
+
+    def bad(field: str, what: str, value: Any) -> CorpusError:
+        return CorpusError(f"{path}: {field} must be {what}, got {value!r:.80}; pass --overwrite to start again")
+
+    for key, kind, what in (
+        ("complete", bool, "true or false"),
+        ("tokenizer", dict, "an object"),
+        ("options", dict, "an object"),
+        ("inputs", list, "a list"),
+        ("shards", list, "a list"),
+    ):
+        if not isinstance(doc.get(key), kind):
+            raise bad(key, what, doc.get(key))
+    for key in ("tokens", "documents", "replaced"):
+        if not _is_int(doc.get(key), 0, _INT64):
+            raise bad(key, "an int from 0", doc.get(key))
+
+    from bytepair.corpus import formats
+
+    opts = doc["options"]
+    fmt, dtype, eot, position = (opts.get(k) for k in ("format", "dtype", "eot", "eot_position"))
+    if fmt not in formats.FORMATS:
+        raise bad("options.format", " or ".join(map(repr, formats.FORMATS)), fmt)
+    if dtype not in ("uint16", "uint32"):
+        raise bad("options.dtype", "'uint16' or 'uint32'", dtype)
+    itemsize = 2 if dtype == "uint16" else 4
+    if "eot" not in opts or eot is not None and not _is_int(eot, 0, 2 ** (8 * itemsize) - 1):
+        raise bad("options.eot", f"null or an id that {dtype} holds", eot)
+    if "eot_position" not in opts or position not in (("prepend", "append") if eot is not None else (None,)):
+        raise bad("options.eot_position", "'prepend' or 'append' with an eot, else null", position)
+    # llmc's header counts tokens in an int32; a file holds at most 2**63 - 1 bytes.
+    max_tokens = formats.LLMC_MAX_TOKENS if fmt == "llmc" else _INT64 // itemsize
+    for k, shard in enumerate(doc["shards"]):
+        at = f"shards[{k}]"
+        if not isinstance(shard, dict):
+            raise bad(at, "an object", shard)
+        files = shard.get("files")
+        names = formats.shard_names(fmt, k)
+        if not isinstance(files, list) or len(files) != len(names):
+            raise bad(f"{at}.files", f"a list of {len(names)} file(s) ({', '.join(names)})", files)
+        for n, (f, name) in enumerate(zip(files, names)):
+            if not isinstance(f, dict):
+                raise bad(f"{at}.files[{n}]", "an object", f)
+            if f.get("name") != name:
+                raise bad(f"{at}.files[{n}].name", repr(name), f.get("name"))
+            if not _is_int(f.get("bytes"), 0, _INT64):
+                raise bad(f"{at}.files[{n}].bytes", "an int from 0", f.get("bytes"))
+            if not isinstance(f.get("sha256"), str):
+                raise bad(f"{at}.files[{n}].sha256", "a string", f.get("sha256"))
+        if not _is_int(shard.get("tokens"), 1, max_tokens):
+            raise bad(f"{at}.tokens", f"an int from 1 to {max_tokens}", shard.get("tokens"))
+        if not _is_int(shard.get("documents"), 0, _INT64):
+            raise bad(f"{at}.documents", "an int from 0", shard.get("documents"))
+        nxt = shard.get("next")
+        # Where the next shard starts in the input: (document index, tokens of it written);
+        # [-1, 0] after the last shard of a finished run.
+        if not (isinstance(nxt, list) and (nxt == [-1, 0] or len(nxt) == 2 and all(_is_int(x, 0, _INT64) for x in nxt))):
+            raise bad(f"{at}.next", "[document index, tokens to skip]", nxt)
