@@ -49,7 +49,7 @@ from bytepair.sources import (
     utf8_error,
 )
 from bytepair.sources import resolve as resolve_source
-from bytepair.tokenizer import Tokenizer, _repair_surrogates, reserved_name
+from bytepair.tokenizer import Tokenizer, _check_special_text, _repair_surrogates, reserved_name
 
 __all__ = [
     "WEIGHT_DENOMINATOR",
@@ -277,6 +277,7 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
     for s in specials:
         if not isinstance(s, str) or not s:
             raise BytepairError(f"special tokens must be non-empty str, got {s!r}")
+        _check_special_text(s)
     if len(set(specials)) != len(specials):
         raise BytepairError("special_tokens has duplicates")
     return specials
