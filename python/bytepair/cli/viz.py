@@ -4,12 +4,35 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
+from typing import BinaryIO
 
 from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_tokenizer, open_input, read_text
 from bytepair.views.html import write_html
 from bytepair.views.terminal import render_terminal
+
+# viz holds the whole text and a view of every token in memory (the terminal view of 16 MB
+# took 2.8 GB), so it reads at most this much: /dev/zero, an endless pipe or a huge file is
+# refused, naming it, instead of growing memory without end.
+MAX_BYTES = 2 << 20
+
+
+def _read_bounded(stream: BinaryIO, name: str) -> bytes:
+    """All of ``stream``, or a CommandError naming it once it holds more than ``MAX_BYTES``."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= MAX_BYTES:
+        block = stream.read(MAX_BYTES + 1 - size)
+        if not block:
+            return b"".join(parts)
+        parts.append(block)
+        size += len(block)
+    raise CommandError(
+        f"{name}: more than {MAX_BYTES:,} bytes; viz shows at most that much "
+        "(cut it first, e.g. head -c 100000 FILE | bytepair viz -t TOK)"
+    )
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -23,7 +46,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     else:
         with contextlib.ExitStack() as stack:
             stream, name = stack.enter_context(open_input(args.input))
-            text = "".join(read_text(stream, name))
+            text = "".join(read_text(io.BytesIO(_read_bounded(stream, name)), name))
     ids = tok.encode(text, disallowed_special=())
     if args.html is not None:
         if os.path.isdir(args.html):
@@ -58,7 +81,10 @@ examples:
   {PROG} viz -t tok.json play.txt --ids
   {PROG} viz -t tok.json play.txt --html play.html""",
     )
-    p.add_argument("input", nargs="?", metavar="TEXT|FILE", help="a file to show, or else the text itself (default: stdin)")
+    p.add_argument(
+        "input", nargs="?", metavar="TEXT|FILE",
+        help=f"a file to show (at most {MAX_BYTES >> 20} MiB), or else the text itself (default: stdin)",
+    )
     p.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP)
     p.add_argument("--text", metavar="TEXT", help="show TEXT (even when a file of that name exists)")
     p.add_argument("--ids", action="store_true", help="show each token's id after it")
