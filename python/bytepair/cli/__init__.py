@@ -28,7 +28,7 @@ from types import ModuleType
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import bytepair  # noqa: E402  (after the line above)
-from bytepair.cli import compare, convert, count, decode, encode, encode_corpus, report, show, stats, sweep, train, viz
+from bytepair.cli import compare, convert, count, decode, encode, encode_corpus, report, show, stats, sweep, trace, train, viz
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
@@ -38,7 +38,7 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS: tuple[ModuleType, ...] = (
     train, encode, decode, show, convert,  # tokenizers
     encode_corpus, count,  # token shards for training (corpus/)
-    viz, stats, sweep, compare, report,  # looking at a tokenizer (analysis/, views/)
+    viz, trace, stats, sweep, compare, report,  # looking at a tokenizer (analysis/, views/)
 )
 
 

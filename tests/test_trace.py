@@ -1,0 +1,164 @@
+"""Pieces and encode traces (bytepair.analysis.trace, ``bytepair trace``): the pieces are the
+pre-tokenizer's (against Hugging Face's ``pre_tokenize_str``), every trace ends in the ids the
+encoder gives (every shipped encoding, trained tokenizers, WordPiece), and each round merges
+what the textbook algorithm (tests/oracle.py) merges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.analysis.trace import MAX_TRACE_CHARS, MergeStep, WordPieceStep, pre_tokenize, trace
+from bytepair.cli import main
+from tests import oracle
+
+DATA = Path(__file__).parent / "data"
+SAMPLE = Path(bytepair.__file__).parent / "data" / "tinyshakespeare.txt"
+ENCODINGS = bytepair.list_encoding_names()
+TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60) | st.sampled_from(
+    ["Hello world, it's a tech talk!", "  \n\n\t x = f(1234567);", "naïve café 東京 Ünïcödé ﷺ", "'s'S 'LL  \r\n"]
+)
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module")
+def shakespeare() -> bytepair.Tokenizer:
+    text = SAMPLE.read_text(encoding="utf-8")
+    return bytepair.train_from_iterator([text[:200_000]], vocab_size=600, progress=False)
+
+
+@pytest.fixture(scope="module")
+def wordpiece() -> bytepair.WordPieceTokenizer:
+    text = SAMPLE.read_text(encoding="utf-8")
+    return bytepair.train_wordpiece_from_iterator([text[:200_000]], vocab_size=400, progress=False)
+
+
+def ids_of(traces: list) -> list[int]:  # type: ignore[type-arg]
+    return [i for t in traces for i in t.ids]
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@SETTINGS
+@given(text=TEXTS)
+def test_trace_ends_in_the_encoders_ids_for_every_shipped_encoding(name: str, text: str) -> None:
+    tok = bytepair.get_encoding(name)
+    traces = trace(tok, text)
+    assert ids_of(traces) == tok.encode_ordinary(text)
+    for t in traces:
+        assert t.start == [tok.encode_single_token(bytes([b])) for b in t.piece.encode("utf-8")]
+        tokens = t.start
+        for step in t.steps:
+            assert isinstance(step, MergeStep)
+            # the pair taken has the lowest merge number, the leftmost of equal ones
+            numbers = [m for _, _, m in step.pairs if m is not None]
+            assert step.merge == min(numbers)
+            assert step.position == next(i for i, p in enumerate(step.pairs) if p[2] == step.merge)
+            assert [(a, b) for a, b, _ in step.pairs] == list(zip(tokens, tokens[1:]))
+            merged = tok.decode_single_token_bytes(tokens[step.position]) + tok.decode_single_token_bytes(
+                tokens[step.position + 1]
+            )
+            assert tok.decode_single_token_bytes(step.new_id) == merged
+            tokens = step.tokens
+        assert tokens == t.ids
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@SETTINGS
+@given(text=TEXTS)
+def test_pieces_cover_the_text_with_their_offsets(name: str, text: str) -> None:
+    tok = bytepair.get_encoding(name)
+    pieces = pre_tokenize(tok, text)
+    assert "".join(p for p, _ in pieces) == text
+    for piece, (start, end) in pieces:
+        assert text[start:end] == piece
+    # encoding the pieces one by one gives the ids of the whole text
+    assert [i for p, _ in pieces for i in tok.encode_ordinary(p)] == tok.encode_ordinary(text)
+
+
+def _byte_level(piece: str) -> str:
+    from bytepair.formats.gpt2 import bytes_to_unicode
+
+    return bytes_to_unicode(piece.encode("utf-8"))
+
+
+@SETTINGS
+@given(text=TEXTS)
+def test_pieces_are_hugging_faces_pre_tokenize_str(text: str) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(DATA / "hf_gpt2_style" / "tokenizer.json"))
+    tok = bytepair.load_hf(DATA / "hf_gpt2_style" / "tokenizer.json")
+    assert hf.pre_tokenizer is not None
+    expected = hf.pre_tokenizer.pre_tokenize_str(text)
+    assert [(_byte_level(p), span) for p, span in pre_tokenize(tok, text)] == expected
+
+
+@SETTINGS
+@given(text=TEXTS)
+def test_trace_of_a_trained_tokenizer_is_the_textbook_algorithm(shakespeare: bytepair.Tokenizer, text: str) -> None:
+    traces = trace(shakespeare, text)
+    assert ids_of(traces) == oracle.encode(text, shakespeare.merges, shakespeare.pattern)
+    ranks = {pair: i for i, pair in enumerate(shakespeare.merges)}
+    for t in traces:
+        word = [bytes([b]) for b in t.piece.encode("utf-8")]
+        for step in t.steps:
+            assert isinstance(step, MergeStep)
+            pairs = [p for p in zip(word, word[1:]) if p in ranks]
+            taken = min(pairs, key=lambda p: ranks[p])
+            assert step.merge == ranks[taken]
+            word = oracle.merge(word, taken)
+            assert [shakespeare.decode_single_token_bytes(i) for i in step.tokens] == word
+
+
+@SETTINGS
+@given(text=TEXTS)
+def test_wordpiece_trace_is_longest_match_first(wordpiece: bytepair.WordPieceTokenizer, text: str) -> None:
+    traces = trace(wordpiece, text)
+    assert ids_of(traces) == wordpiece.encode(text)
+    vocab = wordpiece.vocab
+    for t in traces:
+        expected = oracle.wordpiece_word(t.piece, set(vocab), wordpiece.unk_token)
+        assert [wordpiece.id_to_token(i) for i in t.ids] == expected
+        steps = [s for s in t.steps if isinstance(s, WordPieceStep)]
+        assert len(steps) == len(t.steps)
+        assert [s.token for s in steps] == ([] if expected == [wordpiece.unk_token] else expected)
+
+
+def test_wordpiece_pieces_are_berts_words_with_offsets_into_the_text(wordpiece: bytepair.WordPieceTokenizer) -> None:
+    text = "Hello, WORLD! naïve 東京"
+    pieces = pre_tokenize(wordpiece, text)
+    assert [p for p, _ in pieces] == ["hello", ",", "world", "!", "naive", "東", "京"]
+    assert [text[s:e] for _, (s, e) in pieces] == ["Hello", ",", "WORLD", "!", "naïve", "東", "京"]
+
+
+def test_a_long_text_is_refused_with_a_clear_error() -> None:
+    tok = bytepair.get_encoding("gpt2")
+    with pytest.raises(bytepair.BytepairError, match="10,000"):
+        trace(tok, "a" * (MAX_TRACE_CHARS + 1))
+    assert len(pre_tokenize(tok, "a b " * MAX_TRACE_CHARS)) == 2 * MAX_TRACE_CHARS + 1  # and the last space
+    with pytest.raises(TypeError, match="str"):
+        trace(tok, b"bytes")  # type: ignore[arg-type]
+
+
+def test_cli_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    tok = bytepair.get_encoding("cl100k_base")
+    assert main(["trace", "-t", "cl100k_base", " tech"]) == 0
+    out = capsys.readouterr().out
+    assert f"ids: {tok.encode_ordinary(' tech')}" in out
+    assert out.count("round ") == len(trace(tok, " tech")[0].steps)
+    assert main(["trace", "-t", "cl100k_base", "--json", "Hello world"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [i for p in doc for i in p["ids"]] == tok.encode_ordinary("Hello world")
+    assert main(["trace", "-t", "gpt2", "--pieces", "--json", "Hello world, it's"]) == 0
+    assert [p["piece"] for p in json.loads(capsys.readouterr().out)] == ["Hello", " world", ",", " it", "'s"]
+    big = tmp_path / "big.txt"
+    big.write_text("word " * MAX_TRACE_CHARS, encoding="utf-8")
+    assert main(["trace", "-t", "gpt2", str(big)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("bytepair: error:") and "10,000" in err and err.count("\n") == 1
+    assert main(["trace", "-t", "gpt2", "--pieces", str(big)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == MAX_TRACE_CHARS + 1
