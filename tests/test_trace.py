@@ -6,6 +6,7 @@ what the textbook algorithm (tests/oracle.py) merges."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,57 @@ def test_cli_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert err.startswith("bytepair: error:") and "10,000" in err and err.count("\n") == 1
     assert main(["trace", "-t", "gpt2", "--pieces", str(big)]) == 0
     assert len(capsys.readouterr().out.splitlines()) == MAX_TRACE_CHARS + 1
+
+
+CORPUS = st.lists(
+    st.text(st.sampled_from("ab c\nde'sé東") | st.characters(blacklist_categories=("Cs",)), max_size=40), min_size=1, max_size=8
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=CORPUS, rounds=st.integers(1, 12), top=st.integers(1, 6))
+def test_training_trace_is_the_textbook_loop_round_by_round(texts: list[str], rounds: int, top: int) -> None:
+    from bytepair.analysis.trace import training_trace
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bytepair.BytepairWarning)  # empty corpora, stopped early
+        tok = bytepair.train_from_iterator(texts, vocab_size=256 + 12, progress=False)
+    got = training_trace(tok, texts, rounds=rounds, top=top)
+    assert len(got) == min(rounds, len(tok.merges))
+    words = [([bytes([b]) for b in piece], c) for piece, c in oracle.count_pieces(texts, tok.pattern, []).items()]
+    for r, round_ in enumerate(got):
+        stats: dict[tuple[bytes, bytes], int] = {}
+        for w, c in words:
+            for pair in zip(w, w[1:]):
+                stats[pair] = stats.get(pair, 0) + c
+        ranked = sorted(stats.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:top]
+        shown = [(tok.decode_single_token_bytes(a), tok.decode_single_token_bytes(b), c) for a, b, c in round_.pairs]
+        assert shown == [(a, b, c) for (a, b), c in ranked]
+        assert tok.merges[r] == ranked[0][0]
+        assert round_.merge == r and tok.decode_single_token_bytes(round_.new_id) == b"".join(ranked[0][0])
+        words = [(oracle.merge(w, ranked[0][0]), c) for w, c in words]
+
+
+def test_training_trace_refuses_a_tokenizer_trained_on_other_text(shakespeare: bytepair.Tokenizer) -> None:
+    from bytepair.analysis.trace import training_trace
+
+    with pytest.raises(bytepair.BytepairError, match="merge 0 of the tokenizer"):
+        training_trace(shakespeare, ["zzzz zzzz qqqq"], rounds=3)
+    with pytest.raises(bytepair.BytepairError, match="rounds must be a positive integer"):
+        training_trace(shakespeare, ["text"], rounds=0)
+    with pytest.raises(TypeError, match="byte-level BPE"):
+        training_trace(bytepair.WordPieceTokenizer({"[UNK]": 0, "a": 1}), ["a"])  # type: ignore[arg-type]
+
+
+def test_cli_train_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from bytepair.analysis.trace import training_trace
+
+    out_path = tmp_path / "tok.json"
+    assert main(["train", "--sample", "--vocab-size", "270", "-o", str(out_path), "--trace", "4", "--trace-top", "2"]) == 0
+    out = capsys.readouterr().out
+    tok = bytepair.load(out_path)
+    rounds = training_trace(tok, [SAMPLE.read_text(encoding="utf-8")], rounds=4, top=2)
+    assert out.count("round ") == 4
+    for r in rounds:
+        for a, b, count in r.pairs:
+            assert f"({a}, {b})" in out and f"{count:,}" in out

@@ -10,7 +10,15 @@ from bytepair.analysis.merges import merge_tree, nested_merges
 from bytepair.analysis.nested import counts_at, decompose, tokens_at_every_size
 from bytepair.analysis.stats import ByteStats, TokenStats, byte_stats, token_stats, zipf_fit
 from bytepair.analysis.sweep import AlphaRow, SweepResult, alpha_table, default_words, sweep
-from bytepair.analysis.trace import MergeStep, PieceTrace, WordPieceStep, pre_tokenize, trace
+from bytepair.analysis.trace import (
+    MergeStep,
+    PieceTrace,
+    TrainingRound,
+    WordPieceStep,
+    pre_tokenize,
+    trace,
+    training_trace,
+)
 from bytepair.analysis.words import WORD_DEFINITION, word_spans
 
 __all__ = [
@@ -24,6 +32,7 @@ __all__ = [
     "PieceTrace",
     "SweepResult",
     "TokenStats",
+    "TrainingRound",
     "WordPieceStep",
     "alpha_table",
     "byte_stats",
@@ -39,6 +48,7 @@ __all__ = [
     "token_stats",
     "tokens_at_every_size",
     "trace",
+    "training_trace",
     "word_spans",
     "zipf_fit",
 ]

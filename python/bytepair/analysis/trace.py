@@ -14,7 +14,8 @@ normalization keeps its own map back, as Hugging Face's does).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
@@ -27,7 +28,16 @@ if TYPE_CHECKING:
 
     AnyTokenizer = Union[Tokenizer, WordPieceTokenizer]
 
-__all__ = ["MAX_TRACE_CHARS", "MergeStep", "PieceTrace", "WordPieceStep", "pre_tokenize", "trace"]
+__all__ = [
+    "MAX_TRACE_CHARS",
+    "MergeStep",
+    "PieceTrace",
+    "TrainingRound",
+    "WordPieceStep",
+    "pre_tokenize",
+    "trace",
+    "training_trace",
+]
 
 MAX_TRACE_CHARS = 10_000
 """The longest text :func:`trace` takes: a piece of n bytes takes up to n - 1 rounds of n pairs."""
@@ -209,4 +219,97 @@ def _wordpiece_trace(tok: WordPieceTokenizer, text: str) -> list[PieceTrace]:
         if not known:
             steps = []
         out.append(PieceTrace(word, span, [], steps, [s.id for s in steps] if known else [unk]))
+    return out
+
+
+@dataclass(frozen=True)
+class TrainingRound:
+    """One round of byte-level BPE training, replayed (:func:`training_trace`).
+
+    ``pairs`` are the most frequent adjacent pairs of the round, best first, as ``(left id,
+    right id, count)`` (count: occurrences in the counted pieces, each piece weighted by how
+    often it occurs); the first is the one merged, into ``new_id``, as merge number ``merge``.
+    Equal counts are ordered as training breaks ties: the greater bytes (left, then right) first.
+    """
+
+    merge: int
+    pairs: list[tuple[int, int, int]]
+    new_id: int
+
+
+def training_trace(
+    tok: Tokenizer,
+    texts: Iterable[str] = (),
+    *,
+    files: Iterable[str | os.PathLike[str]] = (),
+    rounds: int = 10,
+    top: int = 5,
+) -> list[TrainingRound]:
+    """The first ``rounds`` rounds of training ``tok`` on ``texts`` (and ``files``, plain text),
+    with the ``top`` most frequent pairs of each: what a training notebook prints.
+
+    The pieces are counted again (with ``tok``'s pattern, normalization and special tokens) and
+    the rounds replayed with ``tok.merges``; each merge must be the most frequent pair of its
+    round, so a tokenizer trained on other text (or with sources mixed by ``alpha``, or continued
+    from a base) is refused with a :class:`~bytepair.BytepairError` naming the round.
+    """
+    from bytepair.tokenizer import Tokenizer
+
+    if not isinstance(tok, Tokenizer):
+        raise TypeError(f"training_trace() takes a byte-level BPE Tokenizer, not {type(tok).__name__}")
+    for name, value in (("rounds", rounds), ("top", top)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BytepairError(f"{name} must be a positive integer, not {value!r}")
+    if tok.training.get("base"):
+        raise BytepairError("training_trace() replays training from bytes; this tokenizer continued another's training")
+    counter = _core.PieceCounter(tok.pattern, list(tok.special_tokens))
+    batch: list[str] = []
+    for text in texts:
+        batch.append(_normalized(tok, text))
+        if len(batch) >= 1024:
+            counter.add_texts(batch)
+            batch.clear()
+    if batch:
+        counter.add_texts(batch)
+    for path in files:
+        if tok._normalize is not None:
+            raise BytepairError("training_trace(files=...) reads files as they are: give a normalizing tokenizer's text as texts")
+        counter.add_file(os.fspath(path))
+    table = _merges(tok)
+    ids = {b: i for i, b in table.bytes.items()}
+    words = [([table.byte_ids[b] for b in piece], count) for piece, count in counter.take_counts()]
+    merges = tok.merges
+    out: list[TrainingRound] = []
+    for r in range(min(rounds, len(merges))):
+        counts: dict[tuple[int, int], int] = {}
+        for word, count in words:
+            for pair in zip(word, word[1:]):
+                counts[pair] = counts.get(pair, 0) + count
+        ranked = sorted(counts.items(), key=lambda kv: (kv[1], table.bytes[kv[0][0]], table.bytes[kv[0][1]]), reverse=True)
+        left, right = merges[r]
+        taken = (ids[left], ids[right])
+        if not ranked or ranked[0][0] != taken:
+            best = "no pair" if not ranked else f"{table.bytes[ranked[0][0][0]]!r} + {table.bytes[ranked[0][0][1]]!r}"
+            raise BytepairError(
+                f"merge {r} of the tokenizer ({left!r} + {right!r}) is not the most frequent pair of these texts "
+                f"({best}): it was trained on other text or with other options"
+            )
+        new_id = ids[left + right]
+        out.append(TrainingRound(r, [(a, b, c) for (a, b), c in ranked[:top]], new_id))
+        words = [(_merge_pair(word, taken, new_id), count) for word, count in words]
+    return out
+
+
+def _merge_pair(word: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+    if len(word) < 2:
+        return word
+    out: list[int] = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
     return out

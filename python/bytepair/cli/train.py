@@ -9,10 +9,11 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import bytepair
+from bytepair._display import token_repr
 from bytepair._progress import size_text
 from bytepair.cli._common import (
     PROG,
@@ -146,23 +147,40 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         tok.save(args.output)
         if args.verbose:  # the merges, learning order, with counts
             _print_merges(tok, sources, args.text_field, args.errors)
+        if args.trace:
+            _print_trace(tok, sources, args)
 
     _print_summary(tok, args, names, trained)
     return 0
 
 
-def _print_merges(tok: Tokenizer, sources: Any, text_field: str, errors: str) -> None:
-    from bytepair.cli._verbose import print_merges
+def _documents(sources: Any, text_field: str, errors: str) -> Iterator[str]:
     from bytepair.sources import Source, documents, resolve
 
-    def docs() -> Any:
-        for s in sources:
-            src = s if isinstance(s, Source) else Source([s], text_field=text_field)
-            for f in resolve(src, errors != "replace"):
-                yield from documents(f, text_field=src.text_field, errors=errors)
+    for s in sources:
+        src = s if isinstance(s, Source) else Source([s], text_field=text_field)
+        for f in resolve(src, errors != "replace"):
+            yield from documents(f, text_field=src.text_field, errors=errors)
+
+
+def _print_trace(tok: Tokenizer, sources: Any, args: argparse.Namespace) -> None:
+    from bytepair.analysis.trace import training_trace
+
+    rounds = training_trace(tok, _documents(sources, args.text_field, args.errors), rounds=args.trace, top=args.trace_top)
+    vocab = tok._vocab
+    for r in rounds:
+        print(f"round {r.merge + 1}:")
+        for k, (a, b, count) in enumerate(r.pairs):
+            made = f" -> {token_repr(vocab[r.new_id])} (id {r.new_id})" if k == 0 else ""
+            mark = "merge" if k == 0 else "     "
+            print(f"  {mark} ({a}, {b}) {token_repr(vocab[a])} + {token_repr(vocab[b])}: {count:,}{made}")
+
+
+def _print_merges(tok: Tokenizer, sources: Any, text_field: str, errors: str) -> None:
+    from bytepair.cli._verbose import print_merges
 
     base = tok.training.get("base")
-    print_merges(tok, docs(), sys.stdout, first=base["merges"] if base else 0)
+    print_merges(tok, _documents(sources, text_field, errors), sys.stdout, first=base["merges"] if base else 0)
 
 
 def compression_line(text_bytes: int, tokens: int, words: int) -> str:
@@ -386,6 +404,14 @@ examples:
         action="store_true",
         help="print the merges in the order they were learned, 't' + 'he' -> 'the', with how often each was applied",
     )
+    train.add_argument(
+        "--trace",
+        type=positive,
+        metavar="N",
+        help="print the first N rounds of training with the most frequent pairs and their counts "
+        "(replayed on the training text, as a training notebook prints them)",
+    )
+    train.add_argument("--trace-top", type=positive, default=5, metavar="K", help="pairs shown per round with --trace (default 5)")
     # --model (bpe or wordpiece) and the WordPiece options
     from bytepair.cli._wordpiece import add_train_options
 
