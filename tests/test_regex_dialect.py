@@ -106,3 +106,18 @@ def test_load_hf_of_a_nested_split_regex_the_engine_takes(tmp_path: Path) -> Non
     tok = bytepair.load_hf(_hf_with_split(tmp_path, regex))
     assert tok.decode(tok.encode("hello world, ab")) == "hello world, ab"
     assert _core.split_pieces("hello world, ab", tok.pattern) == onig_split(regex, "hello world, ab")
+
+
+@pytest.mark.parametrize("onig", [r"\w+$|\s+|\S", r"^\w|\w+|\s+|\S", r"(?:\w+$)|\s+|\S"])
+def test_line_anchors_read_and_written_back_keep_their_meaning(onig: str) -> None:
+    # from_oniguruma writes Oniguruma's $ as (?m:$); written back as (?m:\z) it was the end of
+    # the text, and a file read and saved again split otherwise.
+    text = "ab cd\nef gh\n\nij"
+    back = to_oniguruma(from_oniguruma(onig))
+    assert back == onig
+    assert onig_split(back, text) == onig_split(onig, text) == _core.split_pieces(text, from_oniguruma(onig))
+
+
+def test_bytepair_line_anchors_are_oniguruma_line_anchors() -> None:
+    assert to_oniguruma("a(?m:$)|(?m:^)b") == "a$|^b"
+    assert to_oniguruma("a$|^b") == "a\\z|\\Ab"

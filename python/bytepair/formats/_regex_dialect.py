@@ -9,6 +9,8 @@ same text means something else in three places that the common patterns use:
   Written for Oniguruma as the atomic group ``(?>X{1,3})``, which means the same.
 - ``$`` is the end of the text for bytepair; in Oniguruma the end of any line. ``\\z``.
 - ``^`` is the start of the text for bytepair; in Oniguruma the start of any line. ``\\A``.
+  Oniguruma's line anchors ``$`` and ``^`` are bytepair's ``(?m:$)`` and ``(?m:^)``, and those
+  are written back as ``$`` and ``^``.
 
 Possessive ``*+``, ``++``, ``?+``, atomic groups, look-around, ``(?i:...)`` and ``\\p{..}``
 classes mean the same in both. tests/test_hf.py proves the rewritten presets split real text
@@ -157,6 +159,12 @@ def _rewrite(p: str, *, onig_target: bool) -> str:
             atom_at = len(out)
             out.append(p[i:j])
             i = j
+        elif onig_target and p.startswith(("(?m:$)", "(?m:^)"), i):
+            # A line anchor (what from_oniguruma makes of Oniguruma's $ and ^): Oniguruma's own
+            # $ and ^, not \z and \A inside a group, which would end or start the text.
+            out.append(p[i + 4])
+            atom_at = -1
+            i += 6
         elif c == "(" and i in ends:
             j = ends[i]
             body_at = _head_end(p, i + 1, j - 1)
