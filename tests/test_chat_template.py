@@ -178,3 +178,10 @@ def test_without_jinja2(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ImportError, match="pip install jinja2"):
         tok.apply_chat_template(MESSAGES, chat_template="{{ 1 }}")
     chat._compile.cache_clear()
+
+
+def test_unsupported_options_are_refused(llama: tuple[str, Any, Any]) -> None:
+    _, ours, _ = llama
+    for name in ("return_assistant_tokens_mask", "sanitize_control_tokens"):
+        with pytest.raises(BytepairError, match=name):
+            ours.apply_chat_template(MESSAGES, **{name: True})

@@ -198,11 +198,18 @@ def test_encode_decode_against_transformers(zoo: dict[str, str], name: str, text
     if isinstance(ours, bytepair.Tokenizer):
         # encode() matches the non-special added tokens as Hugging Face does (special ones stay
         # tiktoken's "disallowed" unless allowed)
+        # (lstrip / rstrip / single_word honoured there too)
         specials = {t.content for t in ours.added_tokens if t.special}
-        if not any(s in text for s in specials) and not ours._added_vocab.needs_python:
+        if not any(s in text for s in specials):
             assert ours.encode(text) == ids
+            assert ours.encode_ordinary(text) == ids
             assert ours.count(text) == len(ids)
-        assert ours.encode(text, allowed_special="all") == ids or ours._added_vocab.needs_python
+        assert ours.encode(text, allowed_special="all") == ids
+        assert ours.encode_batch([text, text], allowed_special="all") == [ids, ids]
+        assert ours.count_batch([text], allowed_special="all") == [len(ids)]
+    tokens = theirs.convert_ids_to_tokens(ids)
+    assert ours.convert_ids_to_tokens(ids) == tokens
+    assert ours.convert_tokens_to_ids(tokens) == theirs.convert_tokens_to_ids(tokens)
     with_specials = theirs(text)["input_ids"]
     assert ours.decode(with_specials, skip_special_tokens=skip) == theirs.decode(with_specials, skip_special_tokens=skip)
     assert ours.batch_decode([with_specials], skip_special_tokens=skip) == theirs.batch_decode(
@@ -425,3 +432,26 @@ def test_pickled_tokenizer_keeps_model_inputs(zoo: dict[str, str], name: str) ->
     for args, kw in (((TEXTS,), {"padding": True, "return_offsets_mapping": True}), ((TEXTS[1],), {"truncation": True})):
         assert run(again, args, kw) == run(ours, args, kw)
     check_same(zoo, name, (TEXTS,), padding=True, truncation=True)
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_unknown_tokens_to_ids(zoo: dict[str, str], name: str) -> None:
+    ours, theirs = pair_of(zoo, name)
+    for tokens in (["nope-not-a-token"], ["hello", "##zz", "[CLS]", "<s>", "Ġw"]):
+        assert ours.convert_tokens_to_ids(tokens) == theirs.convert_tokens_to_ids(tokens)
+    assert ours.convert_tokens_to_ids("nope-not-a-token") == theirs.convert_tokens_to_ids("nope-not-a-token")
+
+
+def test_bert_vocab_txt_defaults(zoo: dict[str, str], tmp_path: Any) -> None:
+    """A bare vocab.txt: BERT's defaults (template, token type ids) as BertTokenizerFast has them."""
+    ours, _ = pair_of(zoo, "bert")
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(ours.convert_ids_to_tokens(range(ours.vocab_size))) + "\n", encoding="utf-8")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "BertTokenizer"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    tok = bytepair.load(vocab)
+    kw: dict[str, Any] = {"padding": True, "return_special_tokens_mask": True, "return_offsets_mapping": True}
+    assert run(tok, (TEXTS, PAIRS + PAIRS[:2]), kw) == run(theirs, (TEXTS, PAIRS + PAIRS[:2]), kw)
+    assert run(tok, (TEXTS[1],), {"truncation": True, "max_length": 9}) == run(theirs, (TEXTS[1],), {"truncation": True, "max_length": 9})

@@ -641,11 +641,18 @@ class ModelInputs:
         return [decode(list(map(int, s)), skip_special_tokens=skip_special_tokens) for s in sequences]
 
     def convert_tokens_to_ids(self, tokens: str | Sequence[str]) -> int | None | list[int | None]:
-        """The id of a token (or of each), as its text is written in the vocabulary; ``None`` for
-        a token the vocabulary does not have."""
+        """The id of a token (or of each), as its text is written in the vocabulary; for a token
+        the vocabulary does not have, the unknown token's id (``None`` without one), as transformers."""
+        unk_text = self.special_tokens_map.get("unk")
+        unk = None if unk_text is None else self.token_to_id(unk_text)
+
+        def one(t: str) -> int | None:
+            i = self.token_to_id(t)
+            return unk if i is None else i
+
         if isinstance(tokens, str):
-            return self.token_to_id(tokens)
-        return [self.token_to_id(t) for t in tokens]
+            return one(tokens)
+        return [one(t) for t in tokens]
 
     def apply_chat_template(
         self,

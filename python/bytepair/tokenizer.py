@@ -82,6 +82,7 @@ class Tokenizer(ModelInputs):
     # texts of the non-special ones: always matched in text, never "disallowed", never skipped.
     _added_flags: Mapping[str, AddedToken] = {}
     _nonspecial: frozenset[str] = frozenset()
+    _flagged = False  # some added token strips whitespace or needs word boundaries: _encode_flagged
 
     # Set by train() on the tokenizer it returns when no source was weighted: how often each id
     # occurs in the training text encoded with this tokenizer, from the merge loop's final
@@ -569,9 +570,10 @@ class Tokenizer(ModelInputs):
         default = {t: AddedToken(t, i) for t, i in self._special_tokens.items()}
         self._added_flags = {t: f for t, f in flags.items() if t in default and f.id == default[t].id and f != default[t]}
         self._nonspecial = frozenset(t for t, f in self._added_flags.items() if not f.special)
-        if self._nonspecial:
-            self._plain = False  # the short-call paths know nothing of them
         self.__dict__.pop("_added_cache", None)
+        self._flagged = self._added_vocab.needs_python
+        if self._nonspecial or self._flagged:
+            self._plain = False  # the short-call paths know nothing of them
 
     def _carry_inputs(self, other: Tokenizer) -> None:
         """Keeps ``other``'s model-input settings (a copy with more special tokens)."""
@@ -727,6 +729,34 @@ class Tokenizer(ModelInputs):
                 trail = len(data) - len(data.rstrip(b" "))
             got = cache[id] = (lead, trail)
         return got
+
+    def _encode_flagged(self, texts: list[str], allowed_special: SpecialSet) -> list[list[int]]:
+        """The encode paths when some added token strips whitespace or needs word boundaries:
+        the text is cut at the added tokens that are matched (the non-special ones, and the
+        special ones allowed) as :class:`~bytepair.pipeline.AddedVocabulary` cuts it, and the
+        stretches between are encoded as ordinary text, in one batch. Texts are checked."""
+        from bytepair.pipeline.added_tokens import AddedVocabulary
+
+        added = self._added_vocab
+        if allowed_special != "all":
+            keep = frozenset(allowed_special) | self._nonspecial
+            added = AddedVocabulary(t for t in added if t.content in keep)
+        cuts = [added.split(t) for t in texts]
+        parts = [self._norm(t[a:b]) for t, cut in zip(texts, cuts, strict=True) for i, a, b in cut if i is None]
+        try:
+            encoded = iter(self._core.encode_batch(parts, [], num_threads=None))
+        except UnicodeEncodeError:
+            encoded = iter(self._core.encode_batch([_repair_surrogates(p) for p in parts], [], num_threads=None))
+        out: list[list[int]] = []
+        for cut in cuts:
+            ids: list[int] = []
+            for i, _, _ in cut:
+                if i is None:
+                    ids += next(encoded)
+                else:
+                    ids.append(i)
+            out.append(ids)
+        return out
 
     def _encode_texts(self, texts: list[str], offsets: bool) -> list[Encoded]:
         """``bytepair._api``'s core encode: each text with every added token matched (special or
@@ -943,6 +973,8 @@ class Tokenizer(ModelInputs):
         self._check_disallowed(text, allowed_special, disallowed_special)
         if max_tokens is not None or max_bytes is not None:
             self._check_limits(text, max_tokens, max_bytes, allowed_special, num_threads)
+        if self._flagged:
+            return self._encode_flagged([text], allowed_special)[0]
         if self._normalize is not None:
             return self._join(self._parts([text], allowed_special), num_threads)[0]
         return self._encode_core(text, self._allowed_ids(allowed_special), num_threads)
@@ -1102,6 +1134,8 @@ class Tokenizer(ModelInputs):
             for i, n in enumerate(counts):
                 if n > max_tokens:
                     raise LimitError(f"texts[{i}] is more than max_tokens={max_tokens:,} tokens")
+        if self._flagged:
+            return self._encode_flagged(texts, allowed_special)
         if self._normalize is not None:
             return self._join(self._parts(texts, allowed_special), num_threads)
         allowed = self._allowed_ids(allowed_special)
@@ -1147,6 +1181,9 @@ class Tokenizer(ModelInputs):
         num_threads = _check_threads(num_threads)
         limit = _check_limit(limit)
         self._check_disallowed(text, allowed_special, disallowed_special)
+        if self._flagged:
+            n = len(self._encode_flagged([text], allowed_special)[0])
+            return n if limit is None else min(n, limit + 1)
         if self._normalize is not None:
             return self._count_parts(self._parts([text], allowed_special), limit, num_threads)[0]
         allowed = self._allowed_ids(allowed_special)
@@ -1169,6 +1206,9 @@ class Tokenizer(ModelInputs):
         num_threads = _check_threads(num_threads)
         limit = _check_limit(limit)
         texts = self._batch(texts, "count_batch", allowed_special, disallowed_special)
+        if self._flagged:
+            return [len(ids) if limit is None else min(len(ids), limit + 1)
+                    for ids in self._encode_flagged(texts, allowed_special)]
         if self._normalize is not None:
             return self._count_parts(self._parts(texts, allowed_special), limit, num_threads)
         allowed = self._allowed_ids(allowed_special)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bytepair import _core
-from bytepair._api import Encoded, ModelInputs
+from bytepair._api import Encoded, InputsConfig, ModelInputs
 from bytepair.errors import BytepairError, UnknownTokenError, VocabError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.pipeline.templates import PostProcessor, TemplateProcessing
@@ -91,6 +91,8 @@ class WordPieceTokenizer(ModelInputs):
     _added_flags: Mapping[str, AddedToken] = {}
     _pp_read: PostProcessor | None = None
     _pp_is_read = False
+    # BERT's model takes token_type_ids (transformers' BertTokenizer returns them by default).
+    _inputs = InputsConfig(model_input_names=("input_ids", "token_type_ids", "attention_mask"))
 
     def __init__(
         self,

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["ChatTemplateError", "apply", "render"]
 
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+#: transformers' options bytepair does not have: refused rather than passed to the template.
+_NOT_SUPPORTED = ("return_assistant_tokens_mask", "sanitize_control_tokens")
 
 
 class ChatTemplateError(BytepairError):
@@ -225,6 +227,9 @@ def apply(
     **variables: Any,
 ) -> Any:
     """``ModelInputs.apply_chat_template`` (see its doc)."""
+    for name in _NOT_SUPPORTED:
+        if variables.get(name):
+            raise BytepairError(f"apply_chat_template: {name} is not supported by bytepair")
     if continue_final_message and add_generation_prompt:
         raise BytepairError(
             "continue_final_message and add_generation_prompt cannot be used together: the first leaves the last "
