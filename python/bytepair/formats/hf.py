@@ -12,12 +12,22 @@ component and its JSON path, e.g. ``normalizer.normalizers[1]: Replace is not su
 - ``model``: ``BPE`` with byte-level vocabulary and merges (either ``"a b"`` strings or
   ``["a", "b"]`` pairs), ``ignore_merges`` either way, no dropout, no byte fallback, no
   subword prefix or suffix.
-- ``added_tokens``: each becomes a special token (special or not in Hugging Face's sense; both
-  are split out of the text by Hugging Face, as bytepair does with ``allowed_special="all"``).
-  ``lstrip``/``rstrip``/``single_word`` must be false.
-- ``decoder``: ``ByteLevel`` (or ``null``). ``post_processor``: ``ByteLevel``,
-  ``TemplateProcessing`` or ``null`` are accepted and not applied: bytepair's ``encode`` is
-  Hugging Face's ``encode(text, add_special_tokens=False)``.
+- ``added_tokens``: matched in the text before the model, with their flags (``special``,
+  ``lstrip``, ``rstrip``, ``single_word``, ``normalized``: :mod:`bytepair.pipeline.added_tokens`)
+  and written back as read. The special ones follow tiktoken's rules in ``encode``
+  (``allowed_special``); the non-special ones are always matched, as Hugging Face matches them.
+  Special tokens named ``<|reserved_N|>`` are bytepair's reserved slots.
+- ``decoder``: ``ByteLevel`` (or ``null``). ``post_processor``: ``TemplateProcessing``,
+  ``BertProcessing``, ``RobertaProcessing``, ``ByteLevel``, a ``Sequence`` of them, or ``null``
+  (:mod:`bytepair.pipeline.templates`), kept and written back; ``tok(...)`` applies it
+  (``add_special_tokens=True``), ``encode`` does not: it is Hugging Face's
+  ``encode(text, add_special_tokens=False)``.
+
+A model directory's ``tokenizer_config.json`` gives the roles (``bos_token``, ...) and the
+model-input settings (``model_max_length``, ``padding_side``, ``truncation_side``,
+``model_input_names``, ``chat_template``; or ``chat_template.jinja``); ``save_pretrained`` writes
+them. A directory whose model is WordPiece is read by :mod:`bytepair.formats.hf_wordpiece`, with
+the same post-processor, added tokens and settings.
 
 Written files use ``ignore_merges=true`` for rank models (tiktoken: a piece that is a token is
 that token) and ``false`` for merge lists (a token is used only when the merges make it).
