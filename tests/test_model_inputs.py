@@ -147,6 +147,11 @@ def test_overflow_stride_and_numpy(zoo: dict[str, str], name: str) -> None:
         check_same(zoo, name, (long, long[:40]), truncation=True, max_length=14, stride=stride,
                    return_overflowing_tokens=True, return_token_type_ids=True)
     check_same(zoo, name, (long,), return_tensors="np")
+    # max_length == the template's tokens: the kept rows are only those, the overflow longer;
+    # padding goes to the longest kept row (overflow rows are not counted)
+    ours, _ = pair_of(zoo, name)
+    check_same(zoo, name, (["a", "hello world"],), truncation=True, max_length=special_count(ours, False),
+               return_overflowing_tokens=True, padding=True, return_special_tokens_mask=True)
     check_same(zoo, name, (TEXTS,), padding="max_length", max_length=40, pad_to_multiple_of=8, return_tensors="np",
                truncation=True)
     check_same(zoo, name, (TEXTS,), padding=True, pad_to_multiple_of=5, padding_side="left")
@@ -455,3 +460,20 @@ def test_bert_vocab_txt_defaults(zoo: dict[str, str], tmp_path: Any) -> None:
     kw: dict[str, Any] = {"padding": True, "return_special_tokens_mask": True, "return_offsets_mapping": True}
     assert run(tok, (TEXTS, PAIRS + PAIRS[:2]), kw) == run(theirs, (TEXTS, PAIRS + PAIRS[:2]), kw)
     assert run(tok, (TEXTS[1],), {"truncation": True, "max_length": 9}) == run(theirs, (TEXTS[1],), {"truncation": True, "max_length": 9})
+
+
+EDGE_INPUTS = [("",), ("hello world foo",), ("a", "b"), ("", ""), ("hello world", "foo bar baz"), (["", "x"], ["", "hello world foo bar"])]
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_small_max_length_and_stride_grid(zoo: dict[str, str], name: str) -> None:
+    """Every small max_length and stride, every strategy, with and without overflow: where
+    transformers gives a result bytepair gives the same, where it raises (or panics) bytepair
+    raises a BytepairError, and where it skips truncation without a word bytepair refuses."""
+    for max_length in range(6):
+        for stride in range(4):
+            for args in EDGE_INPUTS:
+                for truncation in (True, "only_first", "only_second"):
+                    for overflow in (False, True):
+                        check_same(zoo, name, args, max_length=max_length, stride=stride, truncation=truncation,
+                                   return_overflowing_tokens=overflow, return_token_type_ids=True)

@@ -349,17 +349,19 @@ class ModelInputs:
         b_side = encoded[len(texts):] if pairs is not None else None
         rows: list[Encoding] = []
         sample: list[int] = []
+        longest = 0  # the longest kept row: overflow rows are padded to it, not counted in it
         for k, (ids, offs) in enumerate(a_side):
             a = Encoding.of(ids, offs, text=texts[k])
             b = None
             if b_side is not None and pairs is not None:
                 b = Encoding.of(b_side[k][0], b_side[k][1], type_id=1, text=pairs[k])
             got = self._rows(a, b, plan)
+            longest = max(longest, len(got[0].ids))
             if not return_overflowing_tokens:
                 got = got[:1]
             rows += got
             sample += [k] * len(got)
-        self._pad_rows(rows, plan)
+        self._pad_rows(rows, plan, longest)
 
         out = BatchEncoding()
         out["input_ids"] = [r.ids for r in rows]
@@ -431,6 +433,14 @@ class ModelInputs:
                     trunc = "do_not_truncate"
                 else:
                     max_length = limit
+        if trunc != "do_not_truncate" and max_length is not None:
+            # tokenizers checks the stride against one text's room when truncation is set up
+            single = max_length - self.num_special_tokens_to_add(False)
+            if single >= 0 and stride > single:
+                raise BytepairError(
+                    f"stride={stride} is larger than what a window holds: max_length={max_length} less the "
+                    f"template's {max_length - single} special tokens ({single}); give a smaller stride"
+                )
         pad_id: int | None = None
         if pad != "do_not_pad":
             pad_id = self.pad_token_id
@@ -505,11 +515,8 @@ class ModelInputs:
         """The windows of each text so that the pair (or the text) fits in ``room`` tokens."""
         strategy, stride, side = plan.truncation, plan.stride, plan.truncation_side
         total = na + (nb or 0)
-        if stride > room:
-            raise BytepairError(
-                f"stride={stride} is larger than max_length={plan.max_length} less the template's "
-                f"{plan.max_length - room if plan.max_length is not None else 0} special tokens ({room})"
-            )
+        if room == 0:  # as tokenizers: every text cut to nothing (all of it overflow), whatever the strategy
+            return _windows(na, 0, stride, side), [] if nb is None else _windows(nb, 0, stride, side)
         if nb is None:
             if total <= room:
                 return [(0, na)], []
@@ -543,11 +550,13 @@ class ModelInputs:
         return [(0, na)], _windows(nb, nb - cut, stride, side)
 
     @staticmethod
-    def _pad_rows(rows: list[Encoding], plan: _Plan) -> None:
-        """Pads the rows in place (and gives each its attention mask)."""
+    def _pad_rows(rows: list[Encoding], plan: _Plan, longest: int) -> None:
+        """Pads the rows in place (and gives each its attention mask): to ``longest``, the
+        longest kept row (as tokenizers pads a batch: overflow rows do not count), or to
+        ``max_length``."""
         target = 0
         if plan.padding == "longest":
-            target = max((len(r.ids) for r in rows), default=0)
+            target = longest
         elif plan.padding == "max_length":
             assert plan.max_length is not None
             target = plan.max_length
