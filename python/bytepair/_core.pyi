@@ -20,6 +20,7 @@ def train_from_counts(
     min_frequency: int,
     max_token_length: int | None = None,
     base: tuple[Encoder, int] | None = None,
+    tie_break: str = "lexicographic",
 ) -> list[tuple[int, int]]: ...
 def file_cuts(path: str, pattern: str | None, special_tokens: list[str], targets: list[int]) -> list[int]: ...
 def train_counters(
@@ -32,6 +33,7 @@ def train_counters(
     max_token_length: int | None = None,
     base: tuple[Encoder, int] | None = None,
     progress: Callable[[int], object] | None = None,
+    tie_break: str = "lexicographic",
 ) -> tuple[list[tuple[int, int]], int, list[tuple[int, int]], list[int]]: ...
 
 @final
@@ -67,6 +69,7 @@ class PieceCounter:
         progress: Callable[[int], object] | None = None,
         max_token_length: int | None = None,
         base: tuple[Encoder, int] | None = None,
+        tie_break: str = "lexicographic",
     ) -> tuple[list[tuple[int, int]], int]: ...
 
 @final

@@ -48,6 +48,7 @@ from bytepair.sources import (
     parquet_documents,
     utf8_error,
 )
+from bytepair.sources import documents as source_documents
 from bytepair.sources import resolve as resolve_source
 from bytepair.tokenizer import Tokenizer, _check_special_text, _repair_surrogates, reserved_name
 
@@ -302,6 +303,7 @@ class _Plan:
     new_specials: list[str]  # after the new merges, in order (reserved slots last)
     n_reserved: int
     base: Tokenizer | None
+    tie_break: str = "lexicographic"
 
     @property
     def all_specials(self) -> list[str]:
@@ -432,6 +434,8 @@ def _training_info(plan: _Plan, vocab_size: int, learned: int) -> dict[str, Any]
     }
     if plan.max_token_length is not None:
         info["max_token_length"] = plan.max_token_length
+    if plan.tie_break != "lexicographic":
+        info["tie_break"] = plan.tie_break
     if plan.base is not None:
         info["base"] = {"vocab_size": plan.base.vocab_size, "merges": len(plan.merges_before)}
     return info
@@ -484,6 +488,44 @@ def _as_sources(sources: object) -> list[Source]:
     return out
 
 
+TIE_BREAKS = ("lexicographic", "first", "hf")
+
+
+def _check_tie_break(tie_break: object, base: Tokenizer | None) -> None:
+    if tie_break not in TIE_BREAKS:
+        raise BytepairError(f"tie_break must be one of {', '.join(map(repr, TIE_BREAKS))}, not {tie_break!r}")
+    if tie_break != "lexicographic" and base is not None:
+        raise BytepairError(f"tie_break={tie_break!r} trains from bytes; continued training (base=) breaks ties by bytes")
+
+
+def _train_in_order(src: Source, plan: _Plan, *, vocab_size: int, errors: str) -> Tokenizer:
+    """``tie_break="first"``: the pieces counted in Python, in the order they first occur (the
+    order decides ties), then trained from those counts."""
+    fn = _normalize.function(plan.normalization) or (lambda t: t)
+    specials = plan.all_specials
+    counts: dict[bytes, int] = {}
+    documents = 0
+
+    def add(text: str) -> None:
+        # Special-token text separates documents and is never counted (as PieceCounter does).
+        for stretch in _normalize.split(_repair_surrogates(text), fn, specials, specials)[::2]:
+            for piece in _core.split_pieces(stretch, plan.regex):
+                key = piece.encode("utf-8")
+                counts[key] = counts.get(key, 0) + 1
+
+    if src.texts is not None:
+        for text in src.texts:
+            if not isinstance(text, str):
+                raise TypeError(f"training texts must be str, got {type(text).__name__}")
+            add(text)
+            documents += 1
+    for f in resolve_source(src, strict=errors == "strict"):
+        for text in source_documents(f, text_field=src.text_field, errors=errors):
+            add(text)
+            documents += 1
+    return _from_counts(plan, list(counts.items()), vocab_size, stacklevel=4, input_extra={"documents": documents})
+
+
 def train(
     sources: PathLike | Source | Iterable[PathLike] | Iterable[Source],
     *,
@@ -500,6 +542,7 @@ def train(
     progress: bool | None = None,
     backend: str = "local",
     client: Any = None,
+    tie_break: str = "lexicographic",
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer.
 
@@ -531,12 +574,21 @@ def train(
     the workers read the files, so the paths must be valid there; see
     :mod:`bytepair.distributed`. The merges are the same as with ``backend="local"``.
 
+    ``tie_break`` chooses among pairs of equal count: ``"lexicographic"`` (the pair with the
+    greater bytes, left token first; independent of the order of the text), ``"first"`` (the
+    pair that occurs first in the text as merged so far: minbpe's and the notebooks'
+    ``max(stats, key=stats.get)``; one source, counted in order in Python, so for small
+    corpora) or ``"hf"`` (Hugging Face's ``BpeTrainer``: the smaller pair in its numbering of
+    the bytes by their byte-level characters). ``"first"`` and ``"hf"`` train from bytes (no
+    ``base``).
+
     >>> tok = train("corpus.txt", vocab_size=1000)  # doctest: +SKIP
     """
     if errors not in ("strict", "replace"):
         raise BytepairError(f"errors must be 'strict' or 'replace', got {errors!r}")
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 <= alpha <= 1:
         raise BytepairError(f"alpha must be a number in [0, 1], got {alpha!r}")
+    _check_tie_break(tie_break, base)
     srcs = _as_sources(sources)
     plan = _plan(
         vocab_size=vocab_size,
@@ -548,6 +600,13 @@ def train(
         normalization=normalization,
         base=base,
     )
+    plan.tie_break = tie_break
+    if tie_break == "first":
+        if backend != "local" or client is not None:
+            raise BytepairError("tie_break='first' counts the text in order, on this machine: use backend='local'")
+        if len(srcs) != 1:
+            raise BytepairError("tie_break='first' takes one source: the order of its text decides ties")
+        return _train_in_order(srcs[0], plan, vocab_size=vocab_size, errors=errors)
     if backend != "local" or client is not None:
         return _train_elsewhere(
             srcs, plan, vocab_size=vocab_size, backend=backend, client=client, errors=errors, progress=progress
@@ -634,6 +693,7 @@ def _train_counters(
         max_token_length=plan.max_token_length,
         base=plan.core_base(),
         progress=bar.update if bar else None,
+        tie_break=plan.tie_break,
     )
     if bar:
         bar.close()
@@ -747,6 +807,7 @@ def train_from_iterator(
     normalization: str | None | _Unset = _UNSET,
     base: Tokenizer | None = None,
     progress: bool | None = None,
+    tie_break: str = "lexicographic",
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on an iterable of ``str`` documents (the options are
     :func:`train`'s; this is ``train(Source(texts=texts), ...)``).
@@ -767,6 +828,7 @@ def train_from_iterator(
         normalization=normalization,
         base=base,
         progress=progress,
+        tie_break=tie_break,
     )
 
 
@@ -781,13 +843,16 @@ def train_from_counts(
     max_token_length: int | None = None,
     normalization: str | None | _Unset = _UNSET,
     base: Tokenizer | None = None,
+    tie_break: str = "lexicographic",
 ) -> Tokenizer:
     """Trains from precomputed piece counts ``{piece: count}`` (pieces as ``str`` or UTF-8
     ``bytes``; counts are ints in [0, 2**64); a piece given twice, e.g. as str and as bytes,
     adds up). The result is exactly that of training on text whose pieces have these counts:
     count the pieces with the same ``pattern`` (and ``normalization``, which is stored for
-    encoding) as the tokenizer will use.
+    encoding) as the tokenizer will use. ``tie_break`` is :func:`train`'s; with ``"first"``, the
+    order of ``counts`` is taken as the order in which the pieces first occur.
     """
+    _check_tie_break(tie_break, base)
     plan = _plan(
         vocab_size=vocab_size,
         pattern=pattern,
@@ -800,7 +865,6 @@ def train_from_counts(
     )
     items = counts.items() if isinstance(counts, Mapping) else counts
     pairs: list[tuple[bytes, int]] = []
-    text_bytes = 0
     for item in items:
         piece, count = item
         if isinstance(piece, str):
@@ -817,7 +881,14 @@ def train_from_counts(
         if not 0 <= count < 2**64:
             raise BytepairError(f"the count of {piece!r:.60} is {count}; counts must be in [0, 2**64)")
         pairs.append((key, count))
-        text_bytes += len(key) * count
+    plan.tie_break = tie_break
+    return _from_counts(plan, pairs, vocab_size, stacklevel=4)
+
+
+def _from_counts(
+    plan: _Plan, pairs: list[tuple[bytes, int]], vocab_size: int, *, stacklevel: int, input_extra: dict[str, int] | None = None
+) -> Tokenizer:
+    text_bytes = sum(len(key) * count for key, count in pairs)
     started = time.perf_counter()
     merge_ids = _core.train_from_counts(
         pairs,
@@ -825,10 +896,11 @@ def train_from_counts(
         min_frequency=plan.min_frequency,
         max_token_length=plan.max_token_length,
         base=plan.core_base(),
+        tie_break=plan.tie_break,
     )
-    _warn_early_stop(plan, vocab_size, len(merge_ids), text_bytes, stacklevel=3)
+    _warn_early_stop(plan, vocab_size, len(merge_ids), text_bytes, stacklevel=stacklevel)
     info = _training_info(plan, vocab_size, len(merge_ids))
-    info["input"] = {"pieces": len(pairs), "bytes": text_bytes}
+    info["input"] = {"pieces": len(pairs), "bytes": text_bytes, **(input_extra or {})}
     info["seconds"] = {"merging": round(time.perf_counter() - started, 3)}
     return _build(plan, merge_ids, info)
 

@@ -93,6 +93,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
         args.vocab_size = SAMPLE_VOCAB_SIZE
     _check_output(args.output)
+    if args.model == "wordpiece" and (args.tie_break != "lexicographic" or args.trace):
+        parser.error("--tie-break and --trace are options of BPE training (--model bpe)")
     if args.model == "wordpiece":
         from bytepair.cli._wordpiece import check_train_args
 
@@ -136,6 +138,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 alpha=args.alpha,
                 errors=args.errors,
                 progress=args.progress,
+                tie_break=args.tie_break,
                 **options,
             )
         trained = time.perf_counter() - started
@@ -403,6 +406,13 @@ examples:
         "--verbose",
         action="store_true",
         help="print the merges in the order they were learned, 't' + 'he' -> 'the', with how often each was applied",
+    )
+    train.add_argument(
+        "--tie-break",
+        choices=["lexicographic", "first", "hf"],
+        default="lexicographic",
+        help="which of the pairs of equal count is merged: the greater bytes (default), the first to occur "
+        "in the text (minbpe, the notebooks; one source, counted in order) or Hugging Face's BpeTrainer's",
     )
     train.add_argument(
         "--trace",

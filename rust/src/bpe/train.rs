@@ -61,20 +61,92 @@ struct Entry<C> {
     pair: u64,
 }
 
-/// A binary max-heap ordered by (count, bytes of left token, bytes of right token).
+/// How training chooses among pairs of equal count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TieBreak {
+    /// The pair with the greater bytes (the left token's, then the right's): bytepair's rule,
+    /// independent of the order of the text.
+    #[default]
+    Lexicographic,
+    /// The pair that occurs first, pieces taken in the order given (the order of their first
+    /// occurrence in the text) and each piece left to right: what `max(stats, key=stats.get)`
+    /// over a dict filled in text order takes (minbpe, the notebooks).
+    First,
+    /// Hugging Face's `BpeTrainer`: the pair with the smaller ids in its numbering, where the
+    /// 256 bytes are numbered by the code point of their GPT-2 character and each merge comes
+    /// after them, in order. Meaningful when training starts from bytes.
+    Hf,
+}
+
+impl TieBreak {
+    pub fn parse(name: &str) -> Option<TieBreak> {
+        match name {
+            "lexicographic" => Some(TieBreak::Lexicographic),
+            "first" => Some(TieBreak::First),
+            "hf" => Some(TieBreak::Hf),
+            _ => None,
+        }
+    }
+}
+
+/// Hugging Face's number of each byte: its byte-level characters sorted by code point. The
+/// printable bytes are their own characters and come first, in byte order; the others map to
+/// U+0100 on, in byte order, so they follow.
+fn hf_byte_order() -> [u32; 256] {
+    let printable = |b: u8| matches!(b, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
+    let mut order = [0u32; 256];
+    let mut n = 0;
+    for pass in [true, false] {
+        for b in 0..=255u8 {
+            if printable(b) == pass {
+                order[b as usize] = n;
+                n += 1;
+            }
+        }
+    }
+    order
+}
+
+/// A binary max-heap ordered by count, then by the tie rule: for `Lexicographic`, the bytes of
+/// the left token, then of the right; for `Hf`, the smaller pair of Hugging Face's ids; for
+/// `First`, nothing (the loop compares the first occurrences of the pairs tied at the top).
 struct PairHeap<C> {
     data: Vec<Entry<C>>,
+    tie: TieBreak,
+    hf: [u32; 256],
 }
 
 impl<C: Count> PairHeap<C> {
+    fn new(data: Vec<Entry<C>>, tie: TieBreak) -> Self {
+        PairHeap {
+            data,
+            tie,
+            hf: hf_byte_order(),
+        }
+    }
+
     #[inline]
-    fn above(a: &Entry<C>, b: &Entry<C>, vocab: &[Vec<u8>]) -> bool {
+    fn above(&self, a: &Entry<C>, b: &Entry<C>, vocab: &[Vec<u8>]) -> bool {
         if a.count != b.count {
             return a.count > b.count;
         }
         let (al, ar) = unkey(a.pair);
         let (bl, br) = unkey(b.pair);
-        (&vocab[al as usize], &vocab[ar as usize]) > (&vocab[bl as usize], &vocab[br as usize])
+        match self.tie {
+            TieBreak::Lexicographic => {
+                (&vocab[al as usize], &vocab[ar as usize])
+                    > (&vocab[bl as usize], &vocab[br as usize])
+            }
+            TieBreak::Hf => {
+                let id = |t: Rank| self.hf.get(t as usize).copied().unwrap_or(t);
+                (id(al), id(ar)) < (id(bl), id(br))
+            }
+            TieBreak::First => false,
+        }
+    }
+
+    fn peek(&self) -> Option<&Entry<C>> {
+        self.data.first()
     }
 
     fn push(&mut self, e: Entry<C>, vocab: &[Vec<u8>]) {
@@ -82,7 +154,7 @@ impl<C: Count> PairHeap<C> {
         let mut i = self.data.len() - 1;
         while i > 0 {
             let parent = (i - 1) / 2;
-            if !Self::above(&self.data[i], &self.data[parent], vocab) {
+            if !self.above(&self.data[i], &self.data[parent], vocab) {
                 break;
             }
             self.data.swap(i, parent);
@@ -98,12 +170,12 @@ impl<C: Count> PairHeap<C> {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && Self::above(&self.data[r], &self.data[l], vocab) {
+            let c = if r < n && self.above(&self.data[r], &self.data[l], vocab) {
                 r
             } else {
                 l
             };
-            if !Self::above(&self.data[c], &self.data[i], vocab) {
+            if !self.above(&self.data[c], &self.data[i], vocab) {
                 break;
             }
             self.data.swap(i, c);
@@ -208,6 +280,8 @@ pub struct TrainOptions {
     /// Never learn a token longer than this many bytes: a pair whose merged bytes would be
     /// longer is skipped, as if it did not occur.
     pub max_token_length: Option<usize>,
+    /// Which of the pairs of equal count is merged.
+    pub tie_break: TieBreak,
 }
 
 /// Where training starts when it continues an existing tokenizer.
@@ -326,13 +400,14 @@ fn run<C: Count>(
         }
     }
 
-    let mut heap = PairHeap {
-        data: pair_count
+    let mut heap = PairHeap::new(
+        pair_count
             .iter()
             .filter(|(&k, &c)| c >= min_frequency && allowed(k, &vocab))
             .map(|(&pair, &c)| Entry { count: c, pair })
             .collect(),
-    };
+        opts.tie_break,
+    );
     heap.heapify(&vocab);
 
     let mut merges: Vec<(Rank, Rank)> = Vec::with_capacity(opts.merges.min(1 << 20));
@@ -340,7 +415,9 @@ fn run<C: Count>(
     let mut step = MergeStep::<C>::default();
 
     while merges.len() < opts.merges {
-        let Some(top) = heap.pop(&vocab) else { break };
+        let Some(mut top) = heap.pop(&vocab) else {
+            break;
+        };
         let current = pair_count.get(&top.pair).copied().unwrap_or_default();
         if current != top.count {
             if current >= min_frequency {
@@ -353,6 +430,17 @@ fn run<C: Count>(
                 );
             }
             continue;
+        }
+        if opts.tie_break == TieBreak::First {
+            top = first_of_ties(
+                &mut heap,
+                top,
+                &pair_count,
+                &where_,
+                &ps,
+                &vocab,
+                min_frequency,
+            );
         }
         let (a, b) = unkey(top.pair);
         let x = vocab.len() as Rank;
@@ -402,6 +490,63 @@ fn run<C: Count>(
         token_counts: ps.token_counts(vocab.len()),
         merges,
     })
+}
+
+/// `TieBreak::First`: of `top` and every other pair of its count at the top of the heap, the
+/// one that occurs first (lowest piece, then leftmost in it); the others go back. Costs a look at
+/// each tied pair's pieces: cheap where ties are few, and meant for the small texts that rule
+/// is used on.
+fn first_of_ties<C: Count>(
+    heap: &mut PairHeap<C>,
+    top: Entry<C>,
+    pair_count: &FxHashMap<u64, C>,
+    where_: &FxHashMap<u64, Vec<u32>>,
+    ps: &Pieces,
+    vocab: &[Vec<u8>],
+    min_frequency: C,
+) -> Entry<C> {
+    let mut tied = vec![top];
+    while heap.peek().is_some_and(|e| e.count == top.count) {
+        let e = heap.pop(vocab).expect("peeked");
+        let current = pair_count.get(&e.pair).copied().unwrap_or_default();
+        if current != e.count {
+            if current >= min_frequency {
+                heap.push(
+                    Entry {
+                        count: current,
+                        pair: e.pair,
+                    },
+                    vocab,
+                );
+            }
+        } else if tied.iter().all(|t| t.pair != e.pair) {
+            tied.push(e);
+        }
+    }
+    let first = |pair: u64| -> (u32, usize) {
+        let (a, b) = unkey(pair);
+        where_
+            .get(&pair)
+            .into_iter()
+            .flatten()
+            .filter(|&&p| ps.count[p as usize] > 0)
+            .filter_map(|&p| {
+                ps.get(p as usize)
+                    .windows(2)
+                    .position(|w| w[0] == a && w[1] == b)
+                    .map(|i| (p, i))
+            })
+            .min()
+            .unwrap_or((u32::MAX, usize::MAX))
+    };
+    let best = (0..tied.len())
+        .min_by_key(|&i| first(tied[i].pair))
+        .expect("at least top");
+    let chosen = tied.swap_remove(best);
+    for e in tied {
+        heap.push(e, vocab);
+    }
+    chosen
 }
 
 /// How much one merge raises and lowers one pair's count (kept apart: `Count` is unsigned in
@@ -539,6 +684,7 @@ mod tests {
             merges,
             min_frequency,
             max_token_length: None,
+            tie_break: TieBreak::Lexicographic,
         };
         train(pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap()
     }
@@ -592,6 +738,7 @@ mod tests {
                 merges,
                 min_frequency: 1,
                 max_token_length: None,
+                tie_break: TieBreak::Lexicographic,
             };
             let t = train_from(None, pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
             let mut want = vec![0u64; 256 + t.merges.len()];
@@ -628,6 +775,7 @@ mod tests {
                 merges: 30,
                 min_frequency: 1,
                 max_token_length: None,
+                tie_break: TieBreak::Lexicographic,
             };
             let t =
                 train_from(Some(&base), pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
@@ -660,6 +808,7 @@ mod tests {
                 merges: 50,
                 min_frequency: 1,
                 max_token_length: Some(n),
+                tie_break: TieBreak::Lexicographic,
             };
             let m = train(pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
             let vocab = bytes_of(&m);
@@ -736,6 +885,36 @@ mod tests {
     fn ties_go_to_the_greatest_bytes() {
         let pieces: Vec<(&[u8], u64)> = vec![(b"ab", 1), (b"cd", 1), (b"ca", 1)];
         assert_eq!(fast(&pieces, 1, 1), vec![(b'c' as Rank, b'd' as Rank)]);
+    }
+
+    #[test]
+    fn ties_by_first_occurrence_and_by_hugging_faces_ids() {
+        let opts = |tie_break| TrainOptions {
+            merges: 1,
+            min_frequency: 1,
+            max_token_length: None,
+            tie_break,
+        };
+        // "cd" and "ab" tie; "ab" is in the earlier piece, "cd" has the greater bytes.
+        let pieces: Vec<(&[u8], u64)> = vec![(b"xab", 1), (b"cd", 1)];
+        let run = |t| train(pieces.iter().copied(), &opts(t), &mut |_| Ok(())).unwrap();
+        assert_eq!(
+            run(TieBreak::Lexicographic),
+            vec![(b'x' as Rank, b'a' as Rank)]
+        );
+        assert_eq!(run(TieBreak::First), vec![(b'x' as Rank, b'a' as Rank)]);
+        let pieces: Vec<(&[u8], u64)> = vec![(b"cd", 1), (b"ab", 1)];
+        let run = |t| train(pieces.iter().copied(), &opts(t), &mut |_| Ok(())).unwrap();
+        assert_eq!(run(TieBreak::First), vec![(b'c' as Rank, b'd' as Rank)]);
+        assert_eq!(run(TieBreak::Hf), vec![(b'a' as Rank, b'b' as Rank)]);
+        // A space is not printable in GPT-2's byte map: Hugging Face numbers it after "~".
+        let pieces: Vec<(&[u8], u64)> = vec![(b" a", 1), (b"~a", 1)];
+        let run = |t| train(pieces.iter().copied(), &opts(t), &mut |_| Ok(())).unwrap();
+        assert_eq!(run(TieBreak::Hf), vec![(b'~' as Rank, b'a' as Rank)]);
+        let order = hf_byte_order();
+        let mut seen = order.to_vec();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..256).collect::<Vec<u32>>());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use super::{finish, to_py, Progress, PyEncoder};
 use crate::bpe::encode::Encoder;
-use crate::bpe::train::{train_from, Base, TrainOptions, Trained};
+use crate::bpe::train::{train_from, Base, TieBreak, TrainOptions, Trained};
 use crate::count::{merge_weighted, PieceCounter, PieceMap, SpecialSplitter};
 use crate::error::Error;
 use crate::text::pretok::Pretokenizer;
@@ -205,7 +205,8 @@ impl PyPieceCounter {
     /// Learns at most `merges` merges from the counts; consumes the counter. Returns
     /// (merges as (left id, right id), number of distinct pieces). See `train_counters` for
     /// `max_token_length` and `base`.
-    #[pyo3(signature = (*, merges, min_frequency, progress=None, max_token_length=None, base=None))]
+    #[pyo3(signature = (*, merges, min_frequency, progress=None, max_token_length=None, base=None, tie_break="lexicographic"))]
+    #[allow(clippy::too_many_arguments)]
     fn train(
         &mut self,
         py: Python<'_>,
@@ -214,7 +215,9 @@ impl PyPieceCounter {
         progress: Option<Py<PyAny>>,
         max_token_length: Option<usize>,
         base: Option<(Py<PyEncoder>, Rank)>,
+        tie_break: &str,
     ) -> PyResult<(Vec<(Rank, Rank)>, usize)> {
+        let tie = self::tie_break(tie_break)?;
         let counter = self
             .inner
             .take()
@@ -223,6 +226,7 @@ impl PyPieceCounter {
             merges,
             min_frequency,
             max_token_length,
+            tie_break: tie,
         };
         let (learned, distinct, _, _) = train_maps(
             py,
@@ -234,6 +238,15 @@ impl PyPieceCounter {
         )?;
         Ok((learned, distinct))
     }
+}
+
+/// The tie rule named `name` (`bpe::train::TieBreak`).
+fn tie_break(name: &str) -> PyResult<TieBreak> {
+    TieBreak::parse(name).ok_or_else(|| {
+        to_py(Error::Invalid(format!(
+            "tie_break must be 'lexicographic', 'first' or 'hf', not {name:?}"
+        )))
+    })
 }
 
 /// The starting point of continued training: the encoder's ordinary tokens by id (holes for
@@ -372,7 +385,7 @@ fn train_maps(
 /// text encoded with the result, by its own counts, and when no source is weighted the count of
 /// each id in the text encoded with the result (empty otherwise)).
 #[pyfunction]
-#[pyo3(signature = (counters, weights, *, denominator, merges, min_frequency, max_token_length=None, base=None, progress=None))]
+#[pyo3(signature = (counters, weights, *, denominator, merges, min_frequency, max_token_length=None, base=None, progress=None, tie_break="lexicographic"))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn train_counters(
     py: Python<'_>,
@@ -384,7 +397,9 @@ fn train_counters(
     max_token_length: Option<usize>,
     base: Option<(Py<PyEncoder>, Rank)>,
     progress: Option<Py<PyAny>>,
+    tie_break: &str,
 ) -> PyResult<(Vec<(Rank, Rank)>, usize, Vec<(u64, u64)>, Vec<u64>)> {
+    let tie = self::tie_break(tie_break)?;
     if counters.len() != weights.len() || counters.is_empty() {
         return Err(to_py(Error::Invalid(
             "give one weight per counter, and at least one counter".into(),
@@ -408,6 +423,7 @@ fn train_counters(
         merges,
         min_frequency,
         max_token_length,
+        tie_break: tie,
     };
     train_maps(
         py,
@@ -421,7 +437,9 @@ fn train_counters(
 
 /// Learns merges from (piece bytes, count) pairs (see `train_counters` for the options).
 #[pyfunction]
-#[pyo3(signature = (counts, *, merges, min_frequency, max_token_length=None, base=None))]
+/// With `tie_break="first"`, the order of `counts` is the order of the pieces' first
+/// occurrence in the text, and training starts from bytes.
+#[pyo3(signature = (counts, *, merges, min_frequency, max_token_length=None, base=None, tie_break="lexicographic"))]
 fn train_from_counts(
     py: Python<'_>,
     counts: Vec<(Vec<u8>, u64)>,
@@ -429,7 +447,49 @@ fn train_from_counts(
     min_frequency: u64,
     max_token_length: Option<usize>,
     base: Option<(Py<PyEncoder>, Rank)>,
+    tie_break: &str,
 ) -> PyResult<Vec<(Rank, Rank)>> {
+    let tie = self::tie_break(tie_break)?;
+    if tie == TieBreak::First {
+        if base.is_some() {
+            return Err(to_py(Error::Invalid(
+                "tie_break 'first' trains from bytes, not from a base tokenizer".into(),
+            )));
+        }
+        // Keep the order given: a piece given again adds to its first place.
+        let mut place: rustc_hash::FxHashMap<Vec<u8>, usize> = Default::default();
+        let mut ordered: Vec<(Vec<u8>, u64)> = Vec::with_capacity(counts.len());
+        for (k, v) in counts {
+            match place.get(&k) {
+                Some(&i) => {
+                    ordered[i].1 = ordered[i].1.checked_add(v).ok_or_else(|| {
+                        to_py(Error::Invalid("a piece's count exceeds 2^64".into()))
+                    })?
+                }
+                None => {
+                    place.insert(k.clone(), ordered.len());
+                    ordered.push((k, v));
+                }
+            }
+        }
+        let opts = TrainOptions {
+            merges,
+            min_frequency,
+            max_token_length,
+            tie_break: tie,
+        };
+        return py
+            .detach(|| {
+                train_from(
+                    None,
+                    ordered.iter().map(|(k, v)| (k.as_slice(), *v)),
+                    &opts,
+                    &mut |_| Ok(()),
+                )
+            })
+            .map(|t| t.merges)
+            .map_err(to_py);
+    }
     let mut map = PieceMap::default();
     for (k, v) in counts {
         let e = map.entry(k.into_boxed_slice()).or_insert(0);
@@ -441,6 +501,7 @@ fn train_from_counts(
         merges,
         min_frequency,
         max_token_length,
+        tie_break: tie,
     };
     train_maps(py, vec![(map, 1)], 1, &opts, base.as_ref(), None).map(|(m, _, _, _)| m)
 }
