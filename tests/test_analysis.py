@@ -253,6 +253,8 @@ def test_sweep_rows_match_the_truncated_tokenizers(text_file: Path) -> None:
         assert row["tokens_per_word"] == pytest.approx(n / n_words)
         single = sum(len(small.encode(" " + w)) == 1 for w in words)
         assert row["coverage"] == pytest.approx(single / len(words))
+        bare = sum(len(small.encode(w)) == 1 for w in words)
+        assert row["coverage_bare"] == pytest.approx(bare / len(words))
         assert row["embedding_params"] == row["vocab_size"] * 10
         assert row["attention_cost"] == pytest.approx((n / base) ** 2)
 
@@ -261,8 +263,16 @@ def test_sweep_bad_sizes(text_file: Path) -> None:
     c = [Corpus("c", [str(text_file)])]
     with pytest.raises(BytepairError, match="below 256"):
         sweep(c, [100, 300])
-    with pytest.raises(CorpusError, match="more than this corpus supports"):
-        sweep(c, [1_000_000])
+
+
+
+def test_sweep_reports_sizes_past_the_corpus_at_the_size_reached(text_file: Path) -> None:
+    c = [Corpus("c", [str(text_file)])]
+    with pytest.warns(bytepair.BytepairWarning, match=r"training stopped at ([\d,]+) tokens.*1,000,000 reported at \1"):
+        result = sweep(c, [300, 1_000_000])
+    reached = len(result.tokenizer.merges) + 256
+    assert result.sizes == [300, reached] and result.unreached == [1_000_000]
+    assert result.rows()[-1]["tokens"] == len(result.tokenizer.encode(TEXT))
 
 
 def test_sweep_of_an_empty_corpus(tmp_path: Path) -> None:

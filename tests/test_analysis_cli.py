@@ -106,12 +106,19 @@ def test_sweep_table_and_plot(corpus: Path, tmp_path: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize(
     ("sizes", "message"),
-    [("100,300", "below 256"), ("100000", "more than this corpus supports"), ("a,b", "whole numbers")],
+    [("100,300", "below 256"), ("a,b", "whole numbers")],
 )
 def test_sweep_bad_sizes(corpus: Path, sizes: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", str(corpus), "--vocab-sizes", sizes]) in (1, 2)
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_sweep_past_what_the_corpus_reaches(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(corpus), "--vocab-sizes", "300,100000"]) == 0
+    captured = capsys.readouterr()
+    assert "100,000 reported at" in captured.err and captured.err.startswith("bytepair: warning:")
+    assert "100,000" not in captured.out.split("\n", 1)[1]
 
 
 def test_sweep_alpha_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

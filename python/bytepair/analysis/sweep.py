@@ -10,7 +10,8 @@ Per size ``V`` (special tokens aside):
 - ``bytes_per_token``: UTF-8 bytes of the corpus / tokens; ``tokens_per_word``: tokens / words
   (words as in :mod:`bytepair.analysis.words`);
 - ``coverage``: share of the word list whose word, preceded by a space (as it stands inside a
-  sentence), is a single token;
+  sentence), is a single token; ``coverage_bare``: the same for the word alone (as it stands at
+  the start of a text or after a newline);
 - ``embedding_params``: ``V * d_model`` (one embedding matrix; double it for an untied output);
 - ``attention_cost``: the cost of attention over the whole corpus relative to the smallest size,
   ``(tokens_V / tokens_smallest) ** 2`` (attention is quadratic in sequence length and linear in
@@ -41,7 +42,7 @@ from __future__ import annotations
 import importlib.resources
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -75,14 +76,16 @@ class SweepResult:
     text_bytes: int
     words: int
     coverage: list[float]
+    coverage_bare: list[float]
     d_model: int
     curve: npt.NDArray[np.int64]  # curve[V] = tokens at size V, V in 256..largest
     tokenizer: Tokenizer
+    unreached: list[int] = field(default_factory=list)  # sizes asked for beyond what training reached
 
     def rows(self) -> list[dict[str, Any]]:
         base = self.tokens[0]
         out = []
-        for v, t, c in zip(self.sizes, self.tokens, self.coverage):
+        for v, t, c, bare in zip(self.sizes, self.tokens, self.coverage, self.coverage_bare):
             out.append(
                 {
                     "vocab_size": v,
@@ -90,6 +93,7 @@ class SweepResult:
                     "bytes_per_token": self.text_bytes / t if t else float("nan"),
                     "tokens_per_word": t / self.words if self.words else float("nan"),
                     "coverage": c,
+                    "coverage_bare": bare,
                     "embedding_params": v * self.d_model,
                     "attention_cost": (t / base) ** 2 if base else float("nan"),
                 }
@@ -106,10 +110,10 @@ def _check_sizes(vocab_sizes: Sequence[int]) -> list[int]:
     return sizes
 
 
-def _coverage(tok: Tokenizer, words: Sequence[str], sizes: Sequence[int]) -> list[float]:
+def _coverage(tok: Tokenizer, words: Sequence[str], sizes: Sequence[int], prefix: str = " ") -> list[float]:
     if not words:
         return [float("nan")] * len(sizes)
-    encoded = tok.encode_batch([" " + w for w in words], disallowed_special=())
+    encoded = tok.encode_batch([prefix + w for w in words], disallowed_special=())
     single = np.asarray([ids[0] if len(ids) == 1 else -1 for ids in encoded], dtype=np.int64)
     return [float(((single >= 0) & (single < v)).sum()) / len(words) for v in sizes]
 
@@ -149,11 +153,16 @@ def sweep(
             raise CorpusError("the corpus is empty")
     tree = nested_merges(tokenizer)
     largest = len(tree)
-    if sizes[-1] > largest:
-        raise CorpusError(
-            f"vocabulary size {sizes[-1]:,} is more than this corpus supports: training stopped at "
-            f"{largest:,} tokens (no pair occurs often enough for more)"
+    # Sizes past where training stopped are reported at the size it reached (and named).
+    unreached = [v for v in sizes if v > largest]
+    if unreached:
+        warnings.warn(
+            f"training stopped at {largest:,} tokens (no pair occurs often enough for more): "
+            f"{', '.join(f'{v:,}' for v in unreached)} reported at {largest:,}",
+            BytepairWarning,
+            stacklevel=2,
         )
+        sizes = sorted({v for v in sizes if v <= largest} | {largest})
     if trained_here and tokenizer._training_counts is not None and not tokenizer.special_tokens:
         # The merge loop's final pieces already hold the corpus encoded at the largest size.
         counts = np.asarray(tokenizer._training_counts, dtype=np.int64)
@@ -166,7 +175,18 @@ def sweep(
     curve = tokens_at_every_size(tree, counts)
     tokens = [int(curve[v]) for v in sizes]
     wordlist = default_words() if words is None else list(words)
-    return SweepResult(sizes, tokens, text_bytes, n_words, _coverage(tokenizer, wordlist, sizes), d_model, curve, tokenizer)
+    return SweepResult(
+        sizes,
+        tokens,
+        text_bytes,
+        n_words,
+        _coverage(tokenizer, wordlist, sizes),
+        _coverage(tokenizer, wordlist, sizes, prefix=""),
+        d_model,
+        curve,
+        tokenizer,
+        unreached,
+    )
 
 
 @dataclass

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import warnings
 from typing import Any
 
 from bytepair.analysis.sweep import alpha_table, sweep
 from bytepair.cli._analysis import corpora, corpus_arg, float_list, int_list
-from bytepair.cli._common import PROG, CommandError, Formatter, pattern_arg, table
+from bytepair.cli._common import PROG, CommandError, Formatter, pattern_arg, table, warn
 
 _UNSET = object()
 
@@ -43,8 +44,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("\n".join(table(rows, [True, False, True, True, True, True], ["  "] * 5)), file=out)
         return 0
     words = _words(args.words) if args.words else None
-    result = sweep(cs, args.vocab_sizes, d_model=args.d_model, words=words, **options)
-    rows = [["vocab size", "bytes/token", "tokens/word", "coverage", f"embedding V*{args.d_model}", "attention"]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = sweep(cs, args.vocab_sizes, d_model=args.d_model, words=words, **options)
+    for w in caught:
+        warn(str(w.message))
+    rows = [["vocab size", "bytes/token", "tokens/word", "coverage", "bare", f"embedding V*{args.d_model}", "attention"]]
     data = result.rows()
     for r in data:
         rows.append(
@@ -53,18 +58,20 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 f"{r['bytes_per_token']:.3f}",
                 f"{r['tokens_per_word']:.3f}",
                 f"{100 * r['coverage']:.1f}%",
+                f"{100 * r['coverage_bare']:.1f}%",
                 f"{r['embedding_params']:,}",
                 f"{r['attention_cost']:.3f}x",
             ]
         )
     print(
         f"{', '.join(c.name for c in cs)}: {result.text_bytes:,} bytes, {result.words:,} words; "
-        f"one training run at {max(args.vocab_sizes):,}, smaller sizes are its first merges",
+        f"one training run at {max(result.sizes):,}, smaller sizes are its first merges",
         file=out,
     )
-    print("\n".join(table(rows, [True] * 6, ["  "] * 5)), file=out)
+    print("\n".join(table(rows, [True] * 7, ["  "] * 6)), file=out)
     print(
-        "coverage: share of the word list that is one token (with a leading space); attention: cost of "
+        "coverage: share of the word list that is one token with a leading space (inside a sentence), "
+        "bare: without it (at the start of a line); attention: cost of "
         "attention over the corpus relative to the smallest size ((tokens/tokens_smallest)^2)",
         file=out,
     )
