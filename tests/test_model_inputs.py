@@ -477,3 +477,16 @@ def test_small_max_length_and_stride_grid(zoo: dict[str, str], name: str) -> Non
                     for overflow in (False, True):
                         check_same(zoo, name, args, max_length=max_length, stride=stride, truncation=truncation,
                                    return_overflowing_tokens=overflow, return_token_type_ids=True)
+
+
+NEIGHBOURS = ["²", "½", "Ⅻ", "٣", "\u0301", "‿", "_", "a", "\u200d", "ª", "ʰ", "\u0903", "😀", "-", " ", "\u00a0", "\u3000",
+              "\u2028", "\x85", "\x1c", "\x1f", "\u200b", "\t", "\n"]
+
+
+def test_added_token_flags_at_every_kind_of_neighbour(zoo: dict[str, str]) -> None:
+    """single_word's word characters and lstrip / rstrip's whitespace, as tokenizers has them."""
+    for c in NEIGHBOURS:
+        for text in (f"{c}word", f"word{c}", f"{c}word{c}", f"{c}{c}[L]{c}", f"[R]{c}{c}x", f"{c}<both>{c}"):
+            check_same(zoo, "added_tokens", (text,), add_special_tokens=False, return_offsets_mapping=True)
+            ours, theirs = pair_of(zoo, "added_tokens")
+            assert ours.encode(text, allowed_special="all") == theirs(text, add_special_tokens=False)["input_ids"]

@@ -9,8 +9,8 @@ say how, as Hugging Face ``tokenizers`` uses them (measured against it in the te
   refused as "disallowed special", never skipped.
 - ``lstrip`` / ``rstrip``: the match takes the whitespace on its left / right with it (the
   offsets cover it; the whitespace gives no token of its own).
-- ``single_word``: matched only where neither neighbour is a word character (a letter, a digit
-  or ``_``); elsewhere the text is encoded as ordinary text.
+- ``single_word``: matched only where neither neighbour is a word character (Unicode's ``\\w``:
+  a letter, a mark, a decimal digit, ``_``...); elsewhere the text is encoded as ordinary text.
 - ``normalized``: kept and written back. bytepair matches every added token in the text as given.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,7 +84,10 @@ def _is_space(c: str) -> bool:
 
 
 def _is_word(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    """A word character as Unicode's ``\\w`` has it (letters, marks, decimal and letter numbers,
+    connector punctuation, the joiners): ``²`` and ``½`` are not, ``ª`` and ``Ⅻ`` are."""
+    cat = unicodedata.category(c)
+    return cat[0] in "LM" or cat in ("Nd", "Nl", "Pc") or c in "\u200c\u200d"
 
 
 class AddedVocabulary:
