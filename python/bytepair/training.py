@@ -28,7 +28,7 @@ import enum
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -284,6 +284,21 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
     return specials
 
 
+def _check_chosen_ids(chosen: dict[str, int], vocab_size: int, base: Tokenizer | None) -> None:
+    """``special_tokens`` as ``{token: id}``: ids of their own, the ordinary tokens around them."""
+    if base is not None:
+        raise BytepairError("special_tokens with chosen ids ({token: id}) are for training from bytes, not with base=")
+    seen: dict[int, str] = {}
+    for token, i in chosen.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < vocab_size:
+            raise BytepairError(
+                f"special token {token!r}: its id must be an int in [0, vocab_size={vocab_size}), not {i!r}"
+            )
+        if i in seen:
+            raise BytepairError(f"special tokens {seen[i]!r} and {token!r} both ask for the id {i}")
+        seen[i] = token
+
+
 @dataclass
 class _Plan:
     """The options checked and resolved: what to train and how ids are laid out."""
@@ -304,6 +319,7 @@ class _Plan:
     n_reserved: int
     base: Tokenizer | None
     tie_break: str = "lexicographic"
+    special_ids: dict[str, int] | None = None  # chosen ids (special_tokens given as a mapping)
 
     @property
     def all_specials(self) -> list[str]:
@@ -317,15 +333,18 @@ def _plan(
     *,
     vocab_size: int,
     pattern: str | None | _Unset,
-    special_tokens: Sequence[str],
+    special_tokens: Sequence[str] | Mapping[str, int],
     reserved_special_tokens: int,
     min_frequency: int,
     max_token_length: int | None,
     normalization: str | None | _Unset,
     base: Tokenizer | None,
 ) -> _Plan:
-    specials = _check_specials(special_tokens)
+    chosen = dict(special_tokens) if isinstance(special_tokens, Mapping) else None
+    specials = _check_specials(list(special_tokens))
     _check_int("vocab_size", vocab_size, 0)
+    if chosen is not None:
+        _check_chosen_ids(chosen, vocab_size, base)
     _check_int("min_frequency", min_frequency, 1)
     _check_int("reserved_special_tokens", reserved_special_tokens, 0)
     if max_token_length is not None:
@@ -346,11 +365,13 @@ def _plan(
                 else f"vocab_size={vocab_size} is too small: the minimum is {minimum} "
                 f"(256 single bytes + {len(specials)} special tokens)"
             )
-        return _Plan(
+        plan = _Plan(
             regex, norm, min_frequency, max_token_length, vocab_size - minimum,
             {i: bytes([i]) for i in range(256)}, [], [], 256, {}, [], {},
             specials + reserved_names, reserved_special_tokens, None,
         )
+        plan.special_ids = chosen
+        return plan
     if not isinstance(base, Tokenizer):
         raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
     # A rank model (tiktoken) continues from the merges recovered from its ranks.
@@ -411,16 +432,50 @@ def _build(
         specials[s] = next_id + i
         if i >= n_plain:
             reserved.append(next_id + i)
+    merge_list = plan.merge_ids_before + list(merge_ids)
+    if plan.special_ids is not None:
+        vocab, merge_list, specials, reserved = _laid_out(
+            plan.special_ids, vocab, merge_list, reserved_names=plan.new_specials[n_plain:]
+        )
     return Tokenizer._from_merges(
         vocab,
         merges,
-        plan.merge_ids_before + list(merge_ids),
+        merge_list,
         specials,
         plan.regex,
         training,
         normalization=plan.normalization,
         reserved=reserved,
         roles=plan.roles,
+    )
+
+
+def _laid_out(
+    chosen: dict[str, int], vocab: dict[int, bytes], merge_ids: list[tuple[int, int]], *, reserved_names: list[str]
+) -> tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int], list[int]]:
+    """The special tokens at their chosen ids; the ordinary tokens, in their order (bytes, then
+    merges), at the ids left free from 0 up; reserved slots after them."""
+    taken = set(chosen.values())
+
+    def free() -> Iterator[int]:
+        i = 0
+        while True:
+            if i not in taken:
+                yield i
+            i += 1
+
+    ids = free()
+    new_id = {old: next(ids) for old in sorted(vocab)}
+    specials = dict(chosen)
+    reserved = []
+    for name in reserved_names:
+        specials[name] = next(ids)
+        reserved.append(specials[name])
+    return (
+        {new_id[i]: b for i, b in vocab.items()},
+        [(new_id[a], new_id[b]) for a, b in merge_ids],
+        specials,
+        reserved,
     )
 
 
@@ -531,7 +586,7 @@ def train(
     *,
     vocab_size: int,
     pattern: str | None | _Unset = _UNSET,
-    special_tokens: Sequence[str] = (),
+    special_tokens: Sequence[str] | Mapping[str, int] = (),
     reserved_special_tokens: int = 0,
     min_frequency: int = 2,
     max_token_length: int | None = None,
@@ -552,7 +607,9 @@ def train(
 
     ``vocab_size`` counts everything: 256 byte tokens, the merges, ``special_tokens`` and
     ``reserved_special_tokens`` slots (``<|reserved_0|>``, ...; claim them later with
-    :meth:`Tokenizer.with_special_tokens`). ``pattern``: ``"gpt4"`` (default), ``"gpt2"``,
+    :meth:`Tokenizer.with_special_tokens`); given as ``{token: id}``, each special token gets its
+    own id (``{"<pad>": 0}``: first, as BERT and T5 lay them out; ``{"<|endoftext|>": 256}``: after
+    the bytes) and the bytes and merges take the ids left free, in order. ``pattern``: ``"gpt4"`` (default), ``"gpt2"``,
     ``"o200k"``, ``None`` or a regex. Special-token text separates documents and is never
     counted. ``min_frequency``: stop when no pair occurs this often. ``max_token_length``: never
     merge a pair whose token would be longer than this many bytes. ``normalization``: ``None``,
@@ -800,7 +857,7 @@ def train_from_iterator(
     *,
     vocab_size: int,
     pattern: str | None | _Unset = _UNSET,
-    special_tokens: Sequence[str] = (),
+    special_tokens: Sequence[str] | Mapping[str, int] = (),
     reserved_special_tokens: int = 0,
     min_frequency: int = 2,
     max_token_length: int | None = None,
@@ -837,7 +894,7 @@ def train_from_counts(
     *,
     vocab_size: int,
     pattern: str | None | _Unset = _UNSET,
-    special_tokens: Sequence[str] = (),
+    special_tokens: Sequence[str] | Mapping[str, int] = (),
     reserved_special_tokens: int = 0,
     min_frequency: int = 2,
     max_token_length: int | None = None,

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             tok = bytepair.train(
                 sources,
                 vocab_size=args.vocab_size,
-                special_tokens=args.special,
+                special_tokens=_specials(args),
                 reserved_special_tokens=args.reserved_special_tokens,
                 min_frequency=args.min_frequency,
                 max_token_length=args.max_token_length,
@@ -155,6 +155,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     _print_summary(tok, args, names, trained)
     return 0
+
+
+def _specials(args: argparse.Namespace) -> list[str] | dict[str, int]:
+    """--special tokens, at the first ids with --special-first (a repeated one is named by training)."""
+    if args.special_first and len(set(args.special)) == len(args.special):
+        return {t: i for i, t in enumerate(args.special)}
+    return list(args.special)
 
 
 def _documents(sources: Any, text_field: str, errors: str) -> Iterator[str]:
@@ -348,6 +355,11 @@ examples:
         default=[],
         metavar="TOK",
         help="a special token, e.g. '<|endoftext|>' (repeat for more); its text in the files separates documents",
+    )
+    train.add_argument(
+        "--special-first",
+        action="store_true",
+        help="give the --special tokens the first ids (0, 1, ...; as BERT and T5 lay them out), the bytes and merges after them",
     )
     train.add_argument(
         "--reserved-special-tokens",
