@@ -46,17 +46,34 @@ def byte_offsets(text: str) -> npt.NDArray[np.int64]:
 
 
 def word_spans(text: str) -> npt.NDArray[np.int64]:
-    """``(n, 2)`` array of the words' ``[start, end)`` UTF-8 byte offsets."""
-    starts: list[int] = []
-    ends: list[int] = []
-    for m in _WORD.finditer(text):
-        starts.append(m.start())
-        ends.append(m.end())
+    """``(n, 2)`` array of the words' ``[start, end)`` UTF-8 byte offsets (numpy, no Python
+    object per word)."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if len(cps) == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    cls = _classes(cps)
+    word = cls == 0
+    alone = cls == 2
+    starts = word.copy()
+    starts[1:] &= ~word[:-1]
+    ends = word.copy()
+    ends[:-1] &= ~word[1:]
+    starts |= alone
+    ends |= alone
     offsets = byte_offsets(text)
-    spans = np.empty((len(starts), 2), dtype=np.int64)
-    spans[:, 0] = offsets[np.asarray(starts, dtype=np.int64)] if starts else 0
-    spans[:, 1] = offsets[np.asarray(ends, dtype=np.int64)] if ends else 0
+    spans = np.empty((int(starts.sum()), 2), dtype=np.int64)
+    spans[:, 0] = offsets[np.flatnonzero(starts)]
+    spans[:, 1] = offsets[np.flatnonzero(ends) + 1]
     return spans
+
+
+def _classes(cps: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
+    """0 word character, 1 space, 2 a character of a script without spaces, for each code point."""
+    cls = _CLASS[np.minimum(cps, 0xFFFF)]
+    high = cps > 0xFFFF
+    if high.any():
+        cls[high] = np.where((cps[high] >= 0x20000) & (cps[high] <= 0x3FFFF), 2, 0)
+    return cls
 
 
 # Character classes of the first 65,536 code points: 0 word character, 1 space, 2 a character of
@@ -78,10 +95,7 @@ def count_words(text: str) -> int:
         cps = np.frombuffer(text[start : start + _CHUNK].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         if len(cps) == 0:
             continue
-        cls = _CLASS[np.minimum(cps, 0xFFFF)]
-        high = cps > 0xFFFF
-        if high.any():
-            cls[high] = np.where((cps[high] >= 0x20000) & (cps[high] <= 0x3FFFF), 2, 0)
+        cls = _classes(cps)
         other = cls == 0
         starts = other.copy()
         starts[1:] &= ~other[:-1]

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--metric parity needs --parallel")
     cs = corpora(args.corpus, text_field=args.text_field)
     toks = [(spec, load_any(spec)) for spec in args.tokenizers]  # byte-level BPE or WordPiece
-    result = compare(toks, cs, parallel=args.parallel, reference=args.reference)
+    result = compare(toks, cs, parallel=args.parallel, reference=args.reference, progress=args.progress)
     head = ["tokenizer", "corpus", "tokens", "words", "tokens/word", "split", "bytes/token"]
     if args.parallel:
         head.append(f"parity vs {result.reference}")
@@ -85,4 +85,10 @@ examples:
     p.add_argument("--plot", metavar="BARS.png", help="write a bar chart of --metric (needs matplotlib: pip install matplotlib)")
     p.add_argument("--metric", choices=list(METRICS), default="fertility", help="what --plot draws (default fertility)")
     p.add_argument("--text-field", default="text", metavar="F", help="the text field of .jsonl lines (default: text)")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal)",
+    )
     p.set_defaults(run=run, subparser=p)
