@@ -490,3 +490,27 @@ def test_added_token_flags_at_every_kind_of_neighbour(zoo: dict[str, str]) -> No
             check_same(zoo, "added_tokens", (text,), add_special_tokens=False, return_offsets_mapping=True)
             ours, theirs = pair_of(zoo, "added_tokens")
             assert ours.encode(text, allowed_special="all") == theirs(text, add_special_tokens=False)["input_ids"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("padding_side", "middle", "padding_side must be 'right' or 'left'"),
+        ("truncation_side", 3, "truncation_side must be"),
+        ("model_max_length", "big", "model_max_length must be a non-negative number"),
+        ("model_input_names", "input_ids", "model_input_names must be a list"),
+        ("chat_template", 7, "chat_template must be a string or a list"),
+        ("chat_template", [{"name": "x"}], r"chat_template\[0\]"),
+    ],
+)
+def test_bad_tokenizer_config_is_named(zoo: dict[str, str], tmp_path: Any, key: str, value: Any, message: str) -> None:
+    import shutil
+
+    for name in ("gpt2", "bert"):
+        d = tmp_path / name
+        shutil.copytree(zoo[name], d)
+        config = json.loads((d / "tokenizer_config.json").read_text())
+        config[key] = value
+        (d / "tokenizer_config.json").write_text(json.dumps(config))
+        with pytest.raises(FormatError, match=r"tokenizer_config\.json: " + message):
+            bytepair.load(d)
