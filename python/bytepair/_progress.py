@@ -32,6 +32,9 @@ class Progress:
         self.start = time.perf_counter()
         self.done = 0
         self._last_draw = 0.0
+        # (time, done) of the first update that did some work: the ETA is measured from there,
+        # so a slow start (the merge loop building its heap) does not make it absurd.
+        self._first: tuple[float, int] | None = None
 
     def _fmt(self, n: float) -> str:
         return size_text(n) if self.unit == "bytes" else f"{int(n):,}"
@@ -39,6 +42,8 @@ class Progress:
     def update(self, done: int) -> None:
         self.done = done
         now = time.perf_counter()
+        if self._first is None and done > 0:
+            self._first = (now, done)
         if now - self._last_draw >= 0.1:
             self._last_draw = now
             self._draw(now)
@@ -51,15 +56,23 @@ class Progress:
             frac = min(self.done / self.total, 1.0)
             width = 24
             bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-            eta = (self.total - self.done) / rate if rate > 0 else 0.0
             text = (
                 f"{self.label} [{bar}] {frac:5.1%} {self._fmt(self.done)}/{self._fmt(self.total)} "
-                f"{rate_s} {_duration(elapsed)}<{_duration(eta)}"
+                f"{rate_s} {_duration(elapsed)}<{self._eta(now)}"
             )
         else:
             text = f"{self.label} {self._fmt(self.done)} {rate_s} {_duration(elapsed)}"
         self.stream.write("\x1b[2K" + text + end if end == "\r" else text + end)
         self.stream.flush()
+
+    def _eta(self, now: float) -> str:
+        """Time left at the pace since the first work was done ("?" until half a second of it)."""
+        if self.total is not None and self.done >= self.total:
+            return _duration(0.0)
+        if self._first is None or now - self._first[0] < 0.5 or self.done <= self._first[1] or not self.total:
+            return "?"
+        pace = (self.done - self._first[1]) / (now - self._first[0])
+        return _duration((self.total - self.done) / pace)
 
     def close(self) -> None:
         self._draw(time.perf_counter(), end="\n")

@@ -1,0 +1,47 @@
+"""Progress bars: the time left is measured at the pace since the first work was done, so a slow
+start (the merge loop building its heap before the first merge) does not give an absurd ETA."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from bytepair import _progress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_eta_after_a_slow_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = Clock()
+    monkeypatch.setattr(_progress.time, "perf_counter", clock)
+    out = io.StringIO()
+    bar = _progress.Progress("merging ", total=1000, unit="merges", stream=out)
+    clock.now = 60.0  # a minute before the first merge
+    bar.update(1)
+    assert out.getvalue().rstrip().endswith("<?")  # nothing to measure a pace on yet
+    clock.now = 61.0  # then 100 merges a second
+    bar.update(101)
+    # at 100 merges/s, 899 merges are 9 s away (not 899 * 61 / 101 s, from the start)
+    assert out.getvalue().rstrip().endswith("1:01<0:09")
+    clock.now = 62.0
+    bar.update(1000)
+    bar.close()
+    assert out.getvalue().rstrip().endswith("1:02<0:00")
+
+
+def test_eta_is_zero_when_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = Clock()
+    monkeypatch.setattr(_progress.time, "perf_counter", clock)
+    out = io.StringIO()
+    bar = _progress.Progress("counting", total=10, unit="bytes", stream=out)
+    clock.now = 1.0
+    bar.update(10)
+    bar.close()
+    assert out.getvalue().rstrip().endswith("<0:00")
