@@ -45,3 +45,21 @@ def test_eta_is_zero_when_done(monkeypatch: pytest.MonkeyPatch) -> None:
     bar.update(10)
     bar.close()
     assert out.getvalue().rstrip().endswith("<0:00")
+
+
+def test_encode_shows_progress_on_a_file(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    import bytepair
+    from bytepair.cli import main
+
+    path = Path(str(tmp_path)) / "t.txt"
+    text = (Path(bytepair.__file__).parent / "data" / "tinyshakespeare.txt").read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    assert main(["encode", "-t", "gpt2", str(path), "--count", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == str(len(bytepair.get_encoding("gpt2").encode_ordinary(text)))
+    last = captured.err.strip().splitlines()[-1]
+    assert last.startswith("encoding [") and "100.0%" in last
+    assert main(["encode", "-t", "gpt2", str(path), "--count", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from bytepair._display import token_repr
+from bytepair._progress import Progress, wanted
 from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_any, open_input, read_text
 from bytepair.errors import DisallowedSpecialTokenError
 from bytepair.tokenizer import Tokenizer
@@ -39,6 +42,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             texts = read_text(stream, name)
             if not options and tok.special_tokens:
                 texts = _checked_whole(tok, texts)
+            if wanted(args.progress):
+                bar = Progress("encoding", total=_size(args.file), unit="bytes")
+                stack.callback(bar.close)
+                texts = _metered(texts, bar)
         ids = tok.encode_iterable(texts, **options)
         try:
             if args.count:
@@ -49,6 +56,25 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             out.flush()
             raise CommandError(_special_hint(e)) from None
     return 0
+
+
+def _size(path: str | None) -> int | None:
+    """The input's size when it is a regular file (stdin and pipes have none)."""
+    if path is None or path == "-":
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def _metered(texts: Iterable[str], bar: Progress) -> Iterator[str]:
+    done = 0
+    for text in texts:
+        yield text
+        done += len(text.encode("utf-8", "surrogatepass"))
+        bar.update(done)
 
 
 def _checked_whole(tok: Tokenizer, texts: Iterable[str]) -> Iterator[str]:
@@ -118,5 +144,11 @@ examples:
     special.add_argument("--ordinary", action="store_true", help="encode special-token text as ordinary text")
     output = encode.add_mutually_exclusive_group()
     output.add_argument("--count", action="store_true", help="print only the number of tokens")
+    encode.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr while reading a file (default: only when stderr is a terminal)",
+    )
     output.add_argument("--tokens", action="store_true", help="print each token's text, quoted, instead of its id")
     encode.set_defaults(run=run, subparser=encode)
