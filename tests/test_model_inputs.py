@@ -514,3 +514,26 @@ def test_bad_tokenizer_config_is_named(zoo: dict[str, str], tmp_path: Any, key: 
         (d / "tokenizer_config.json").write_text(json.dumps(config))
         with pytest.raises(FormatError, match=r"tokenizer_config\.json: " + message):
             bytepair.load(d)
+
+
+def test_with_model_inputs_then_save_pretrained(tmp_path: Any) -> None:
+    """A tokenizer trained here gets a BOS/EOS template and settings; transformers reads them back."""
+    from bytepair.pipeline import TemplateProcessing
+
+    tok = bytepair.train_from_iterator(model_zoo.CORPUS, vocab_size=300, special_tokens=["<s>", "</s>", "<pad>"])
+    tok = tok.with_special_tokens(roles={"bos": "<s>", "eos": "</s>", "pad": "<pad>"})
+    ids = tok.special_tokens
+    template = TemplateProcessing.of("<s> $A </s>", "<s> $A </s> $B:1 </s>:1", {"<s>": ids["<s>"], "</s>": ids["</s>"]})
+    tok2 = tok.with_model_inputs(post_processor=template, model_max_length=16, padding_side="left",
+                                 model_input_names=["input_ids", "token_type_ids", "attention_mask"])
+    assert tok.post_processor is None and tok.model_max_length is None  # the original is unchanged
+    tok2.save_pretrained(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    for args, kw in (((TEXTS,), {"padding": True, "truncation": True}), ((TEXTS[:4], PAIRS), {"padding": "max_length", "truncation": True})):
+        assert run(tok2, args, kw) == run(theirs, args, kw)
+    with pytest.raises(BytepairError, match="1000000"):
+        tok.with_model_inputs(post_processor=TemplateProcessing.of("<x> $A", None, {"<x>": 10**6}))
+    with pytest.raises(BytepairError, match="padding_side"):
+        tok.with_model_inputs(padding_side="up")

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from bytepair.errors import BytepairError
 from bytepair.pipeline.added_tokens import AddedVocabulary
@@ -45,6 +45,8 @@ Truncation = bool | None | Literal["longest_first", "only_first", "only_second",
 Encoded = tuple[list[int], list[tuple[int, int]] | None]
 
 _PADDING = ("longest", "max_length", "do_not_pad")
+_KEEP: Any = object()  # with_model_inputs: "not given"
+_Self = TypeVar("_Self", bound="ModelInputs")
 _TRUNCATION = ("longest_first", "only_first", "only_second", "do_not_truncate")
 _SIDES = ("right", "left")
 #: transformers' stand-in for "no limit" (``int(1e30)``); anything above 1e20 counts as none.
@@ -214,6 +216,47 @@ class ModelInputs:
         return (_rebuild, (reduced[0], reduced[1], state))
 
     # --------------------------------------------------------------- configuration
+
+    def with_model_inputs(
+        self: _Self,
+        *,
+        post_processor: PostProcessor | None | object = _KEEP,
+        model_max_length: int | None | object = _KEEP,
+        padding_side: str | object = _KEEP,
+        truncation_side: str | object = _KEEP,
+        model_input_names: Sequence[str] | object = _KEEP,
+        chat_template: str | dict[str, str] | None | object = _KEEP,
+    ) -> _Self:
+        """A copy of this tokenizer with other model-input settings (those not given are kept):
+        the post-processor (``TemplateProcessing.of("<s> $A", None, {"<s>": 1})``, or ``None``),
+        ``model_max_length`` (``None``: no limit), the padding and truncation sides,
+        ``model_input_names`` and the chat template. ``save_pretrained`` writes them."""
+        import copy
+
+        from bytepair.pipeline.templates import token_ids
+
+        changes: dict[str, Any] = {}
+        for name, value in (("model_max_length", model_max_length), ("padding_side", padding_side),
+                            ("truncation_side", truncation_side), ("chat_template", chat_template)):
+            if value is not _KEEP:
+                changes[name] = value
+        if model_input_names is not _KEEP:
+            names: tuple[Any, ...] = tuple(model_input_names)  # type: ignore[arg-type]
+            if not all(isinstance(n, str) for n in names) or "input_ids" not in names:
+                raise BytepairError(f"model_input_names must be strings including 'input_ids', got {names!r}")
+            changes["model_input_names"] = names
+        inputs = dataclasses.replace(self._inputs, **changes)
+        out = copy.copy(self)
+        out._inputs = inputs
+        if post_processor is not _KEEP:
+            if post_processor is not None and not isinstance(post_processor, PostProcessor):
+                raise TypeError(f"post_processor must be a PostProcessor or None, not {type(post_processor).__name__}")
+            for name, ids in token_ids(post_processor).items():
+                for i in ids:
+                    if self.id_to_token(i) is None:
+                        raise BytepairError(f"the post-processor's token {name!r} has the id {i}, which no token has")
+            out._post_processor = post_processor
+        return out
 
     @property
     def post_processor(self) -> PostProcessor | None:
