@@ -4,7 +4,8 @@
 :class:`BatchEncoding` with transformers' names and meanings (``input_ids``, ``token_type_ids``,
 ``attention_mask``, ``special_tokens_mask``, ``offset_mapping``, ``length``,
 ``overflow_to_sample_mapping``); ``pad``, ``batch_decode``, ``convert_tokens_to_ids``,
-``num_special_tokens_to_add`` and ``apply_chat_template`` come with it.
+``num_special_tokens_to_add``, ``apply_chat_template``, ``with_model_inputs`` and the pickling
+of these settings come with it.
 
 The contract: a model kind (``Tokenizer``, ``WordPieceTokenizer``, the SentencePiece kinds)
 inherits :class:`ModelInputs` and supplies only
@@ -18,7 +19,8 @@ inherits :class:`ModelInputs` and supplies only
 - ``_inputs``: its :class:`InputsConfig` (``model_max_length``, padding and truncation sides,
   ``model_input_names``, the chat template), read from and written to ``tokenizer_config.json``.
 - ``special_tokens_map`` (``{"pad": "<pad>", ...}``), ``token_to_id``, ``id_to_token``,
-  ``decode(ids, skip_special_tokens=...)``.
+  ``decode(ids, skip_special_tokens=...)``, ``_set_added(flags)`` (a file's added-token flags).
+- ``__reduce__`` wrapped by :meth:`ModelInputs._with_state`, so that the settings above travel.
 
 Everything else (truncation with stride and overflow, the template, padding, NumPy arrays) is
 here, on Python lists: the per-text work is slicing and concatenating lists, never a Python loop
