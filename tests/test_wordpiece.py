@@ -273,7 +273,7 @@ def test_bert_vocab_roundtrip(tmp_path: Any) -> None:
     [
         ("", "empty"),
         ("[UNK]\na\nb\na\n", "line 4 repeats the token 'a' of line 2"),
-        ("a\nb\n", "unknown token '\\[UNK\\]'"),
+        ("a\nb\n", r"no unknown token \(\[UNK\], <unk>, <UNK>, \[unk\]\); name the one to use"),
         ("[UNK]\n##a\n##b\n", "no token that can start a word"),
         ("[UNK]\n\na\n", "line 2 is empty"),
     ],

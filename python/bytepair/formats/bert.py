@@ -18,9 +18,17 @@ from bytepair.wordpiece import WordPieceTokenizer
 __all__ = ["dump_bert_vocab", "load_bert_vocab"]
 
 
+#: Unknown-token names looked for, in this order, when ``unk_token`` is not given.
+UNK_NAMES = ("[UNK]", "<unk>", "<UNK>", "[unk]")
+
+
 def load_bert_vocab(path: str | os.PathLike[str], **options: Any) -> WordPieceTokenizer:
-    """A WordPieceTokenizer from a ``vocab.txt``; ``options`` go to WordPieceTokenizer
-    (e.g. ``lowercase=False`` for cased BERT vocabularies)."""
+    """A WordPieceTokenizer from a ``vocab.txt``; ``options`` go to WordPieceTokenizer.
+
+    What the file does not say is read from it: without ``lowercase``, a vocabulary with
+    upper-case letters outside its bracketed special tokens is cased (``lowercase=False``, as
+    bert-base-cased's), any other uncased; without ``unk_token``, the first of ``[UNK]``,
+    ``<unk>``, ``<UNK>``, ``[unk]`` it holds is the unknown token."""
     where = os.fspath(path)
     data = read_bytes(where)
     try:
@@ -43,10 +51,27 @@ def load_bert_vocab(path: str | os.PathLike[str], **options: Any) -> WordPieceTo
             raise FormatError(f"{where}: line {n} repeats the token {token!r} of line {first[token]}")
         first[token] = n
         tokens.append(token)
+    if "lowercase" not in options:
+        options["lowercase"] = not any(_cased(t) for t in tokens)
+    if "unk_token" not in options:
+        unk = next((u for u in UNK_NAMES if u in first), None)
+        if unk is None:
+            raise FormatError(
+                f"{where}: the vocabulary has no unknown token ({', '.join(UNK_NAMES)}); name the one to use: "
+                "load_bert_vocab(path, unk_token=...)"
+            )
+        options["unk_token"] = unk
     try:
         return WordPieceTokenizer(tokens, **options)
     except BytepairError as e:
         raise FormatError(f"{where}: {e}") from None
+
+
+def _cased(token: str) -> bool:
+    """Whether ``token`` has an upper-case letter that is not part of a special token's name."""
+    if len(token) > 2 and token[0] + token[-1] in ("[]", "<>"):
+        return False
+    return token != token.lower()
 
 
 def dump_bert_vocab(tok: WordPieceTokenizer, path: str | os.PathLike[str]) -> None:
