@@ -537,3 +537,25 @@ def test_with_model_inputs_then_save_pretrained(tmp_path: Any) -> None:
         tok.with_model_inputs(post_processor=TemplateProcessing.of("<x> $A", None, {"<x>": 10**6}))
     with pytest.raises(BytepairError, match="padding_side"):
         tok.with_model_inputs(padding_side="up")
+
+
+def test_clean_up_tokenization_spaces(zoo: dict[str, str], tmp_path: Any) -> None:
+    """BERT directories often say clean_up_tokenization_spaces=true: decode cleans the whole text
+    as transformers does (transformers skips it for BPE, and so does bytepair)."""
+    import shutil
+
+    texts = ["it ' s a test , isn ' t it ? yes ! i ' m sure .", "we ' re here , they ' ve gone", "a . b ' c ' d"]
+    for name in ("bert", "gpt2"):
+        d = tmp_path / name
+        shutil.copytree(zoo[name], d)
+        config = json.loads((d / "tokenizer_config.json").read_text())
+        config["clean_up_tokenization_spaces"] = True
+        (d / "tokenizer_config.json").write_text(json.dumps(config))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = transformers.AutoTokenizer.from_pretrained(str(d))
+        ours = bytepair.load(d)
+        for text in texts:
+            ids = theirs(text)["input_ids"]
+            for skip in (False, True):
+                assert ours.decode(ids, skip_special_tokens=skip) == theirs.decode(ids, skip_special_tokens=skip)

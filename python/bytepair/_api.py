@@ -741,6 +741,21 @@ class ModelInputs:
         )
 
 
+#: transformers' clean_up_tokenization, applied to a whole decoded text in this order.
+_CLEAN_UP = (
+    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+    (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+)
+
+
+def clean_up_tokenization(text: str) -> str:
+    """The space before punctuation and English contractions removed, as transformers does when
+    ``clean_up_tokenization_spaces`` is true (WordPiece; transformers skips it for BPE)."""
+    for a, b in _CLEAN_UP:
+        text = text.replace(a, b)
+    return text
+
+
 def _rebuild(factory: Any, args: tuple[Any, ...], state: dict[str, Any]) -> Any:
     """Unpickles a tokenizer: the kind's own ``factory(*args)``, then :meth:`ModelInputs._inputs_state`."""
     tok = factory(*args)

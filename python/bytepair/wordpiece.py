@@ -505,7 +505,12 @@ class WordPieceTokenizer(ModelInputs):
                 for a, b in _CLEANUP:
                     t = t.replace(a, b)
             parts.append(t)
-        return "".join(parts)
+        text = "".join(parts)
+        if self._inputs.clean_up_tokenization_spaces:  # tokenizer_config.json: transformers' clean-up too
+            from bytepair._api import clean_up_tokenization
+
+            text = clean_up_tokenization(text)
+        return text
 
     # ------------------------------------------------------------------ files
 
