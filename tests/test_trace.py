@@ -217,3 +217,10 @@ def test_cli_train_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     for r in rounds:
         for a, b, count in r.pairs:
             assert f"({a}, {b})" in out and f"{count:,}" in out
+
+
+def test_the_methods_are_the_functions(wordpiece: bytepair.WordPieceTokenizer) -> None:
+    text = "Hello world, it's a tech talk 東京"
+    for tok in (bytepair.get_encoding("o200k_base"), wordpiece):
+        assert tok.pre_tokenize(text) == pre_tokenize(tok, text)
+        assert tok.trace(text) == trace(tok, text)

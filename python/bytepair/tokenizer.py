@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 from bytepair import _core, _normalize
 from bytepair._api import Encoded, ModelInputs
+from bytepair._inspect import Inspect
 from bytepair.errors import BytepairError, DisallowedSpecialTokenError, FormatError, LimitError, VocabError
 from bytepair.patterns import resolve
 
@@ -57,7 +58,7 @@ def _special_regex(tokens: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
 
 
-class Tokenizer(ModelInputs):
+class Tokenizer(ModelInputs, Inspect):
     """A byte-level BPE tokenizer.
 
     ``vocab`` maps ids to token bytes and must contain all 256 single bytes; ``merges`` lists

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from bytepair import _core
 from bytepair._api import Encoded, InputsConfig, ModelInputs
+from bytepair._inspect import Inspect
 from bytepair.errors import BytepairError, UnknownTokenError, VocabError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.pipeline.templates import PostProcessor, TemplateProcessing
@@ -60,7 +61,7 @@ def _check_template(template: Sequence[str] | None, what: str, sequences: tuple[
     return items
 
 
-class WordPieceTokenizer(ModelInputs):
+class WordPieceTokenizer(ModelInputs, Inspect):
     """A WordPiece tokenizer with BERT normalization and pre-tokenization.
 
     ``vocab`` is ``{token: id}`` with ids ``0 .. len(vocab)-1``, or a list of tokens (the index
