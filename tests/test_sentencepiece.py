@@ -39,6 +39,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "unigram_spaces": dict(
         model_type="unigram", vocab_size=800, remove_extra_whitespaces=False, character_coverage=0.98,
     ),
+    "unigram_suffix": dict(model_type="unigram", vocab_size=800, treat_whitespace_as_suffix=True),
     "bpe": dict(model_type="bpe", vocab_size=1000),
     "bpe_bytes": dict(
         model_type="bpe", vocab_size=1000, byte_fallback=True, split_digits=True,
@@ -49,6 +50,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
         model_type="bpe", vocab_size=800, normalization_rule_name="identity", add_dummy_prefix=False,
         remove_extra_whitespaces=False, byte_fallback=True,
     ),
+    "bpe_suffix": dict(model_type="bpe", vocab_size=800, treat_whitespace_as_suffix=True, byte_fallback=True),
 }
 
 
@@ -217,3 +219,9 @@ def test_command_line_says_it_does_not_run_them_yet(models: dict[str, str]) -> N
 
     with pytest.raises(CommandError, match="SentencePiece model"):
         load_any(models["unigram"])
+
+
+def test_lone_surrogates_are_replacement_characters(pairs: dict[str, tuple[SentencePieceTokenizer, Any]]) -> None:
+    tok, sp = pairs["unigram_bytes"]
+    assert tok.encode("a\ud800b") == tok.encode("a\ufffdb") == sp.encode("a\ufffdb")
+    assert tok.encode_batch(["x\udfff", "y"]) == [sp.encode("x\ufffd"), sp.encode("y")]

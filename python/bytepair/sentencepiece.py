@@ -167,7 +167,11 @@ class SentencePieceTokenizer:
         """The ids of ``text``, as ``SentencePieceProcessor.encode`` gives them."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
-        return self._wrap(self._core.encode(_clean(text)), add_bos, add_eos)
+        try:
+            ids = self._core.encode(text)
+        except UnicodeEncodeError:
+            ids = self._core.encode(_clean(text))
+        return self._wrap(ids, add_bos, add_eos)
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and the ``(start, end)`` character offsets in ``text`` each comes from (the
@@ -190,7 +194,10 @@ class SentencePieceTokenizer:
         for t in items:
             if not isinstance(t, str):
                 raise TypeError(f"texts must be str, got {type(t).__name__}")
-        lists = self._core.encode_batch([_clean(t) for t in items], num_threads=num_threads)
+        try:
+            lists = self._core.encode_batch(items, num_threads=num_threads)
+        except UnicodeEncodeError:
+            lists = self._core.encode_batch([_clean(t) for t in items], num_threads=num_threads)
         if add_bos or add_eos:
             lists = [self._wrap(ids, add_bos, add_eos) for ids in lists]
         return lists

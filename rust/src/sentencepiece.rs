@@ -48,7 +48,6 @@ pub struct SentencePiece {
     /// decode drops the leading `▁` of every piece until some text is written (else only the
     /// first piece's)
     remove_extra_whitespaces: bool,
-    suffix: bool,
     pub model_type: ModelType,
 }
 
@@ -173,7 +172,7 @@ impl SentencePiece {
             reserved,
             unk,
             byte_fallback,
-            suffix,
+
             model_type,
         })
     }
@@ -310,10 +309,9 @@ impl SentencePiece {
     pub fn decode(&self, ids: &[Rank]) -> Result<String> {
         let mut out = String::new();
         let mut bytes: Vec<u8> = Vec::new();
-        let n = ids.len();
         // whether the next piece's leading `▁` is the text's first (dropped)
         let mut bos = self.strip_leading_space;
-        for (i, &id) in ids.iter().enumerate() {
+        for &id in ids {
             let Some(&kind) = self.kinds.get(id as usize) else {
                 return Err(Error::UnknownId(u64::from(id)));
             };
@@ -330,11 +328,8 @@ impl SentencePiece {
                 PieceType::Unknown => out.push_str(&self.unk_surface),
                 _ => {
                     let mut piece = self.file.pieces[id as usize].piece.as_str();
-                    if self.suffix {
-                        if i + 1 == n && self.strip_leading_space {
-                            piece = piece.strip_suffix(SPACE_SYMBOL).unwrap_or(piece);
-                        }
-                    } else if bos {
+                    // also with treat_whitespace_as_suffix (sentencepiece 0.2.3 decodes so)
+                    if bos {
                         piece = piece.strip_prefix(SPACE_SYMBOL).unwrap_or(piece);
                     }
                     push_unescaped(&mut out, piece);

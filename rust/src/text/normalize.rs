@@ -180,11 +180,12 @@ impl Normalizer {
         }
         // one character (valid text always; a key ending inside a character leaves stray bytes,
         // each of which becomes U+FFFD)
-        let n = char_len(s[0]).min(s.len());
-        match std::str::from_utf8(&s[..n]) {
-            Ok(_) => (&s[..n], n),
-            Err(_) => (REPLACEMENT, 1),
+        // `s` is the tail of valid UTF-8: a lead byte starts a whole character
+        if s[0] & 0xc0 == 0x80 {
+            return (REPLACEMENT, 1);
         }
+        let n = char_len(s[0]).min(s.len());
+        (&s[..n], n)
     }
 
     /// Normalizes `text` into `out` (cleared first; valid UTF-8). With `offsets`, also the
@@ -238,18 +239,13 @@ impl Normalizer {
                 }
             }
             if !rep.is_empty() {
-                let mut rest = rep;
-                while !rest.is_empty() {
-                    match memchr::memchr(b' ', rest) {
-                        Some(k) => {
-                            push(out, &mut offsets, &rest[..k], consumed);
-                            push(out, &mut offsets, space, consumed);
-                            rest = &rest[k + 1..];
-                        }
-                        None => {
-                            push(out, &mut offsets, rest, consumed);
-                            rest = &[];
-                        }
+                if !rep.contains(&b' ') {
+                    push(out, &mut offsets, rep, consumed);
+                } else {
+                    for &b in rep {
+                        let one = [b];
+                        let bytes = if b == b' ' { space } else { &one[..] };
+                        push(out, &mut offsets, bytes, consumed);
                     }
                 }
                 prev_space = rep.last() == Some(&b' ');

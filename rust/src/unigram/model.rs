@@ -5,10 +5,10 @@
 //! byte is kept with its score as a 32-bit float, and a candidate (the piece's score plus the
 //! best path before it, added in 32 bits: adding in 64 and comparing before rounding picks
 //! other paths among near-equal ones) replaces it only when strictly better, so among equal
-//! scores the path found first wins (earlier start, then shorter piece). A character that starts no piece of its own length is one
-//! unknown piece scored `min(normal scores) - 10`. User-defined pieces score
-//! `length * max(normal scores, f32::MIN_POSITIVE) - 0.1`, so they nearly always win; unused
-//! pieces are never chosen.
+//! scores the path found first wins (earlier start, then shorter piece). A character that
+//! starts no piece of its own length is one unknown piece scored `min(normal scores) - 10`.
+//! User-defined pieces score `length * max(normal scores, f32::MIN_POSITIVE) - 0.1` (in bytes),
+//! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::char_len;
 use crate::Rank;
@@ -23,37 +23,48 @@ pub enum Kind {
     Reserved,
 }
 
-/// A trie of byte strings, each with a value: a dense table at the root, sorted edges below.
+/// A trie of byte strings, each with a value and a score: a dense table at the root, then
+/// nodes numbered breadth first (a node and its siblings are near each other), each one 16
+/// bytes holding its value, score and edge run, the edges packed as `target << 8 | label`.
 #[derive(Clone, Debug, Default)]
 pub struct Trie {
     root: Vec<u32>,
-    /// per node: first edge index; edges of node i are `first[i]..first[i + 1]`
-    first: Vec<u32>,
-    labels: Vec<u8>,
-    targets: Vec<u32>,
-    values: Vec<Rank>,
+    nodes: Vec<Node>,
+    edges: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    value: Rank,
+    score: f32,
+    first: u32,
+    count: u32,
 }
 
 const NONE: u32 = u32::MAX;
 
 impl Trie {
-    /// Builds from (key, value) pairs; keys must be distinct and non-empty.
-    pub fn new(mut keys: Vec<(&[u8], Rank)>) -> Trie {
+    /// Builds from (key, value, score) triples; keys must be distinct and non-empty.
+    pub fn new(mut keys: Vec<(&[u8], Rank, f32)>) -> Trie {
         keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut t = Trie {
             root: vec![NONE; 256],
             ..Default::default()
         };
-        // node 0 is the root; its edges live in `root`
-        t.values.push(NONE);
-        t.first.push(0);
-        // Work list of (node, lo, hi, depth): keys[lo..hi] share their first `depth` bytes and
-        // none of them ends at `depth` (the one that does is the node's value, set already).
-        let mut work = vec![(0u32, 0usize, keys.len(), 0usize)];
-        let mut pending: Vec<(u32, usize, usize, usize)> = Vec::new();
-        let mut edges_of: Vec<(u32, Vec<(u8, u32)>)> = Vec::new();
-        while let Some((node, lo, hi, depth)) = work.pop() {
-            let mut edges = Vec::new();
+        let blank = Node {
+            value: NONE,
+            score: 0.0,
+            first: 0,
+            count: 0,
+        };
+        // node 0 is the root (its edges live in `root`)
+        t.nodes.push(blank);
+        // Queue of (node, lo, hi, depth): keys[lo..hi] share their first `depth` bytes and none
+        // of them ends at `depth` (the one that does is the node's value, set already). First
+        // in, first out: children are numbered level by level.
+        let mut queue = std::collections::VecDeque::from([(0u32, 0usize, keys.len(), 0usize)]);
+        while let Some((node, lo, hi, depth)) = queue.pop_front() {
+            let first = t.edges.len();
             let mut i = lo;
             while i < hi {
                 let b = keys[i].0[depth];
@@ -61,72 +72,48 @@ impl Trie {
                 while j < hi && keys[j].0[depth] == b {
                     j += 1;
                 }
-                let child = t.values.len() as u32;
-                let mut lo2 = i;
-                let value = if keys[i].0.len() == depth + 1 {
-                    lo2 += 1;
-                    keys[i].1
+                let child = t.nodes.len() as u32;
+                let mut rest = i;
+                let mut n = blank;
+                if keys[i].0.len() == depth + 1 {
+                    rest += 1;
+                    n.value = keys[i].1;
+                    n.score = keys[i].2;
+                }
+                t.nodes.push(n);
+                if node == 0 {
+                    t.root[b as usize] = child;
                 } else {
-                    NONE
-                };
-                t.values.push(value);
-                edges.push((b, child));
-                if lo2 < j {
-                    pending.push((child, lo2, j, depth + 1));
+                    t.edges.push((u64::from(child) << 8) | u64::from(b));
+                }
+                if rest < j {
+                    queue.push_back((child, rest, j, depth + 1));
                 }
                 i = j;
             }
-            edges_of.push((node, edges));
-            work.append(&mut pending);
-        }
-        // lay the edges out node by node
-        let n = t.values.len();
-        let mut per: Vec<Vec<(u8, u32)>> = vec![Vec::new(); n];
-        for (node, edges) in edges_of {
-            per[node as usize] = edges;
-        }
-        t.first = Vec::with_capacity(n + 1);
-        for (node, edges) in per.iter().enumerate() {
-            t.first.push(t.labels.len() as u32);
-            if node == 0 {
-                for &(b, c) in edges {
-                    t.root[b as usize] = c;
-                }
-                continue;
-            }
-            for &(b, c) in edges {
-                t.labels.push(b);
-                t.targets.push(c);
+            if node != 0 {
+                t.nodes[node as usize].first = first as u32;
+                t.nodes[node as usize].count = (t.edges.len() - first) as u32;
             }
         }
-        t.first.push(t.labels.len() as u32);
         t
     }
 
-    /// Calls `f(length, value)` for every key that starts `s`, shortest first.
+    /// Calls `f(length, value, score)` for every key that starts `s`, shortest first.
     #[inline]
-    pub fn prefixes(&self, s: &[u8], mut f: impl FnMut(usize, Rank)) {
+    pub fn prefixes(&self, s: &[u8], mut f: impl FnMut(usize, Rank, f32)) {
         let Some(&b0) = s.first() else { return };
         let mut node = self.root[b0 as usize];
         let mut len = 1;
         while node != NONE {
-            let v = self.values[node as usize];
-            if v != NONE {
-                f(len, v);
+            let n = self.nodes[node as usize];
+            if n.value != NONE {
+                f(len, n.value, n.score);
             }
             let Some(&b) = s.get(len) else { return };
-            let (lo, hi) = (
-                self.first[node as usize] as usize,
-                self.first[node as usize + 1] as usize,
-            );
-            let labels = &self.labels[lo..hi];
-            let k = if labels.len() <= 8 {
-                labels.iter().position(|&l| l == b)
-            } else {
-                labels.binary_search(&b).ok()
-            };
-            node = match k {
-                Some(k) => self.targets[lo + k],
+            let edges = &self.edges[n.first as usize..(n.first + n.count) as usize];
+            node = match edges.iter().find(|&&e| e as u8 == b) {
+                Some(&e) => (e >> 8) as u32,
                 None => NONE,
             };
             len += 1;
@@ -136,7 +123,7 @@ impl Trie {
     /// The value of `s` itself.
     pub fn get(&self, s: &[u8]) -> Option<Rank> {
         let mut found = None;
-        self.prefixes(s, |len, v| {
+        self.prefixes(s, |len, v, _| {
             if len == s.len() {
                 found = Some(v)
             }
@@ -148,12 +135,11 @@ impl Trie {
 /// A Unigram model ready to encode.
 #[derive(Clone, Debug)]
 pub struct Unigram {
+    /// normal and user-defined pieces with the score the search gives them (unused pieces,
+    /// never chosen, are left out: they are not a piece of one character either)
     trie: Trie,
-    scores: Vec<f32>,
-    kinds: Vec<Kind>,
     unk: Rank,
     unk_score: f32,
-    max_score: f32,
 }
 
 #[derive(Clone, Copy)]
@@ -177,16 +163,20 @@ impl Unigram {
         let keys = pieces
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.2 != Kind::Reserved)
-            .map(|(i, p)| (p.0.as_bytes(), i as Rank))
+            .filter(|(_, p)| matches!(p.2, Kind::Normal | Kind::UserDefined))
+            .map(|(i, p)| {
+                let score = if p.2 == Kind::UserDefined {
+                    (f64::from(p.0.len() as f32 * max_score) - 0.1) as f32
+                } else {
+                    p.1
+                };
+                (p.0.as_bytes(), i as Rank, score)
+            })
             .collect();
         Unigram {
             trie: Trie::new(keys),
-            scores: pieces.iter().map(|p| p.1).collect(),
-            kinds: pieces.iter().map(|p| p.2).collect(),
             unk,
             unk_score: min_score - 10.0,
-            max_score,
         }
     }
 
@@ -209,16 +199,7 @@ impl Unigram {
             let here = best[start].score;
             let mblen = char_len(s[start]).min(size - start);
             let mut single = false;
-            self.trie.prefixes(&s[start..], |len, id| {
-                let kind = self.kinds[id as usize];
-                if kind == Kind::Unused {
-                    return;
-                }
-                let score = if kind == Kind::UserDefined {
-                    (f64::from(len as f32 * self.max_score) - 0.1) as f32
-                } else {
-                    self.scores[id as usize]
-                };
+            self.trie.prefixes(&s[start..], |len, id, score| {
                 let cand = score + here;
                 let t = &mut best[start + len];
                 if t.start == NONE || cand > t.score {
@@ -264,11 +245,13 @@ mod tests {
 
     #[test]
     fn trie_prefixes() {
-        let keys: Vec<(&[u8], Rank)> =
-            vec![(b"a", 1), (b"ab", 2), (b"abc", 3), (b"b", 4), (b"abd", 5)];
+        let keys: Vec<(&[u8], Rank, f32)> = [("a", 1), ("ab", 2), ("abc", 3), ("b", 4), ("abd", 5)]
+            .iter()
+            .map(|&(k, v)| (k.as_bytes(), v, 0.0))
+            .collect();
         let t = Trie::new(keys);
         let mut got = Vec::new();
-        t.prefixes(b"abcd", |l, v| got.push((l, v)));
+        t.prefixes(b"abcd", |l, v, _| got.push((l, v)));
         assert_eq!(got, vec![(1, 1), (2, 2), (3, 3)]);
         assert_eq!(t.get(b"abd"), Some(5));
         assert_eq!(t.get(b"c"), None);
