@@ -27,9 +27,11 @@ from bytepair._detect import load  # every format bytepair reads, found by conte
 from bytepair.formats.gpt2 import dump_gpt2, load_gpt2
 from bytepair.formats.hf import load_hf, save_hf
 from bytepair.formats.minbpe import dump_minbpe, load_minbpe
+from bytepair.formats.spm import dump_spm, load_spm
 from bytepair.formats.tiktoken import dump_tiktoken, load_tiktoken, to_tiktoken
 from bytepair.patterns import PATTERNS
 from bytepair.pipeline.added_tokens import AddedToken
+from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.sources import Source
 from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
@@ -70,6 +72,7 @@ __all__ = [
     "FormatError",
     "PATTERNS",
     "PatternError",
+    "SentencePieceTokenizer",
     "Shards",
     "Source",
     "StreamDecoder",
@@ -80,6 +83,7 @@ __all__ = [
     "__version__",
     "dump_gpt2",
     "dump_minbpe",
+    "dump_spm",
     "dump_tiktoken",
     "encode_corpus",
     "encoding_for_model",
@@ -89,6 +93,7 @@ __all__ = [
     "load_gpt2",
     "load_hf",
     "load_minbpe",
+    "load_spm",
     "load_tiktoken",
     "open_shards",
     "save_hf",

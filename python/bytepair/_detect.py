@@ -7,6 +7,7 @@ plain or gzip: the shipped encodings are recognised by their hash, others need `
 a minbpe ``.model`` file. WordPiece: bytepair's own file with ``"model": "wordpiece"``, a Hugging
 Face ``tokenizer.json`` (or model directory) whose model is WordPiece, or a BERT ``vocab.txt``
 (or a directory holding only one); these come back as :class:`WordPieceTokenizer`.
+SentencePiece: a ``.model`` file (Unigram or BPE), as :class:`SentencePieceTokenizer`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from bytepair._files import read_head
 from bytepair.errors import FormatError
+from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
 
@@ -30,6 +32,7 @@ KNOWN_FORMATS = (
     "tiktoken rank file (.tiktoken)",
     "minbpe .model",
     "BERT vocab.txt (WordPiece)",
+    "SentencePiece .model (Unigram, BPE)",
 )
 
 _UNSET = object()
@@ -45,7 +48,7 @@ def load(
     pattern: str | None | object = _UNSET,
     special_tokens: Mapping[str, int] | None = None,
     encoding: str | None = None,
-) -> Tokenizer | WordPieceTokenizer:
+) -> Tokenizer | WordPieceTokenizer | SentencePieceTokenizer:
     """Reads a tokenizer, whatever its format (see the module doc). ``pattern`` and
     ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones.
     ``encoding="llama3"`` reads a released file that needs a recipe (Meta's Llama 3
@@ -77,6 +80,10 @@ def load(
             return load_bert_vocab(os.path.join(where, "vocab.txt"))
         raise _unknown(where, "a directory without tokenizer.json, vocab.json or vocab.txt")
     head = read_head(where, 4096)  # a FIFO or device is refused here, not read
+    from bytepair.formats.spm import load_spm, looks_like_spm
+
+    if looks_like_spm(head):
+        return load_spm(where)
     if head[:2] == b"\x1f\x8b" or _looks_like_ranks(head):
         return _load_ranks(where, pattern, special_tokens)
     if head.startswith(b"minbpe v"):

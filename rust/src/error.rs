@@ -17,6 +17,8 @@ pub enum Error {
     UnknownId(u64),
     /// An inconsistent vocabulary or merge list (what is wrong and where).
     Vocab(String),
+    /// A malformed file: its name, the field and what is wrong, already in the message.
+    Format(String),
     /// Any other invalid argument.
     Invalid(String),
     /// Work stopped by the caller (a progress callback that raised, Ctrl-C).
@@ -34,7 +36,7 @@ impl fmt::Display for Error {
             Error::Io { source, error } => write!(f, "{source}: {error}"),
             Error::UnknownId(id) => write!(f, "unknown token id {id}"),
             Error::Vocab(msg) => write!(f, "{msg}"),
-            Error::Invalid(msg) => write!(f, "{msg}"),
+            Error::Invalid(msg) | Error::Format(msg) => write!(f, "{msg}"),
             Error::Interrupted => write!(f, "interrupted"),
         }
     }

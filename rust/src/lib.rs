@@ -2,10 +2,14 @@
 //!
 //! The crate is in wings, one per concern; a model kind never reaches into another's wing.
 //! - `text`: the text pipeline shared by every model (pre-tokenizers, Unicode tables).
-//! - `bpe`: byte-level BPE (training, encoding, flat id buffers, tiktoken rank files).
+//! - `bpe`: byte-level BPE (training, encoding, flat id buffers, tiktoken rank files), and
+//!   SentencePiece's BPE over characters (`bpe::spm`).
 //! - `wordpiece`: BERT's WordPiece (normalization, trie encoder, training).
-//! - `io`: readers of foreign files and inputs (tokenizer.json, JSON lines, packed counts,
-//!   blocks and byte ranges of files).
+//! - `unigram`: the Unigram model of SentencePiece (Viterbi encoder).
+//! - `sentencepiece`: a SentencePiece `.model` run as sentencepiece runs it: its normalizer
+//!   (`text::normalize`), its model (`unigram`, or `bpe::spm`), unknown runs and byte fallback.
+//! - `io`: readers of foreign files and inputs (tokenizer.json, SentencePiece `.model`, JSON
+//!   lines, packed counts, blocks and byte ranges of files).
 //! - `count` (parallel, streaming piece counting), `segments` (whole texts seen before and their
 //!   ids, for every model kind), `threads` (pools per call), `error` (the one error type).
 //! - `py`: the PyO3 bindings, behind the `python` feature; the only code that knows Python.
@@ -17,8 +21,10 @@ pub mod count;
 pub mod error;
 pub mod io;
 pub(crate) mod segments;
+pub mod sentencepiece;
 pub mod text;
 pub mod threads;
+pub mod unigram;
 pub mod wordpiece;
 
 #[cfg(feature = "python")]

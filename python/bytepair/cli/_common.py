@@ -66,8 +66,15 @@ def load_any(spec: str) -> Tokenizer | WordPieceTokenizer:
             f"{spec}: no such tokenizer file, nor a pretrained encoding ({', '.join(encoding_names())})"
         )
     from bytepair._detect import load  # any format bytepair reads
+    from bytepair.sentencepiece import SentencePieceTokenizer
 
-    return load(spec)
+    tok = load(spec)
+    if isinstance(tok, SentencePieceTokenizer):
+        raise CommandError(
+            f"{spec}: a SentencePiece model; the command line does not run these yet "
+            "(in Python: bytepair.load(path).encode(text))"
+        )
+    return tok
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@
   ``save_pretrained`` directories.
 - :mod:`bytepair.formats.gpt2`: GPT-2's ``vocab.json`` + ``merges.txt``.
 - :mod:`bytepair.formats.minbpe`: minbpe's ``.model`` / ``.vocab`` files.
+- :mod:`bytepair.formats.spm`: SentencePiece's ``.model`` files (Unigram, BPE).
 
 ``bytepair.load`` (``bytepair._detect``) finds the format of a file by its content.
 """

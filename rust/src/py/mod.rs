@@ -4,7 +4,8 @@
 //! are the mechanism. Every call that does real work releases the GIL. Errors become the
 //! exception classes of `bytepair.errors` (all `ValueError` subclasses) or `OSError`s.
 //!
-//! One file per group of Python classes (`bpe`, `training`, `wordpiece`, `arrays`, `io`), each
+//! One file per group of Python classes (`bpe`, `training`, `wordpiece`, `sentencepiece`,
+//! `arrays`, `io`), each
 //! registering its own with an `add` called from `_core` below. Class files never import each
 //! other: what several of them need is here (errors, progress callbacks, thread counts, the
 //! `TextBlock`s of JSON lines) or is named from here (the `Encoder` class).
@@ -23,6 +24,7 @@ use crate::error::Error;
 mod arrays;
 mod bpe;
 mod io;
+mod sentencepiece;
 mod training;
 mod wordpiece;
 
@@ -40,6 +42,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::add(m)?; // Encoder, and splitting text into pieces
     training::add(m)?; // PieceCounter and the training functions
     wordpiece::add(m)?; // WordPiece encoding and training
+    sentencepiece::add(m)?; // SentencePiece .model files (Unigram, BPE)
     io::add(m)?; // the fast tokenizer.json reader, JSON lines for corpus encoding
     m.add_class::<TextBlock>()?; // documents of JSON lines, read by io, encoded by arrays
     arrays::add(m)?; // corpus encoding with reused buffers
@@ -72,6 +75,7 @@ fn to_py(err: Error) -> PyErr {
         },
         Error::UnknownId(_) => bytepair_error("UnknownTokenError", msg),
         Error::Vocab(_) => bytepair_error("VocabError", msg),
+        Error::Format(_) => bytepair_error("FormatError", msg),
         Error::Invalid(_) | Error::Interrupted => bytepair_error("BytepairError", msg),
     }
 }

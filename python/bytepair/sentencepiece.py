@@ -1,0 +1,254 @@
+"""SentencePieceTokenizer: a SentencePiece model (Unigram or BPE) on the Rust core.
+
+The Rust extension holds the mechanism (the ``.model`` reader and writer, the normalizer with
+its precompiled charsmap, the Viterbi and BPE encoders, byte fallback, decoding); this class
+holds the policy: arguments, BOS/EOS, special tokens, files.
+
+Behaviour is sentencepiece's ``SentencePieceProcessor``: ``encode(text)`` gives the ids its
+``encode(text)`` gives (no BOS/EOS unless asked), ``decode(ids)`` the text its ``decode`` gives.
+Control pieces (``<s>``, ``</s>``) written in the text are ordinary characters, as in
+sentencepiece; user-defined symbols are matched whole.
+
+>>> tok = load_spm("tokenizer.model")  # doctest: +SKIP
+>>> tok.tokenize("Hello world")  # doctest: +SKIP
+['▁Hello', '▁world']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from bytepair import _core
+from bytepair.errors import BytepairError, UnknownTokenError
+from bytepair.tokenizer import _check_threads
+
+__all__ = ["SentencePieceTokenizer"]
+
+
+def _opt_id(value: Any) -> int | None:
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+class SentencePieceTokenizer:
+    """A SentencePiece model, read from a ``.model`` file (:meth:`from_file`, or
+    ``bytepair.load``). ``model_type`` is ``"unigram"`` or ``"bpe"``.
+
+    Ids are the model's; ``vocab_size`` counts every piece (normal, control, unknown,
+    user-defined, unused and byte pieces). ``special_tokens`` are the control and unknown pieces.
+    """
+
+    def __init__(self, core: _core.SentencePiece, *, name: str = "<bytes>") -> None:
+        if not isinstance(core, _core.SentencePiece):
+            raise TypeError(
+                "SentencePieceTokenizer is made by SentencePieceTokenizer.from_file(path), "
+                "from_bytes(data) or bytepair.load(path)"
+            )
+        self._core = core
+        self._name = name
+        self._spec: dict[str, Any] = core.spec()
+        self._vocab: dict[str, int] | None = None
+
+    # ------------------------------------------------------------------ files
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> SentencePieceTokenizer:
+        """Reads a SentencePiece ``.model`` file (no ``protobuf`` package needed)."""
+        where = os.fspath(path)
+        return cls(_core.SentencePiece.from_file(where), name=where)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, name: str = "<bytes>") -> SentencePieceTokenizer:
+        """Reads the bytes of a ``.model`` file (``name`` appears in errors)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        return cls(_core.SentencePiece.from_bytes(bytes(data), name), name=name)
+
+    def to_bytes(self) -> bytes:
+        """The model as a ``.model`` file: what was read, written back (fields this reader does
+        not know included)."""
+        return self._core.to_bytes()
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model as a SentencePiece ``.model`` file, atomically."""
+        from bytepair._atomic import write_atomic
+
+        write_atomic(path, self.to_bytes())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the extension's object cannot be pickled: the tokenizer travels as its file's bytes
+        return (_from_bytes, (self.to_bytes(), self._name))
+
+    # ------------------------------------------------------------------ the vocabulary
+
+    @property
+    def model_type(self) -> str:
+        """``"unigram"`` or ``"bpe"``."""
+        return str(self._spec["model_type"])
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._core)
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self._core)
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """``{piece: id}`` (made on first use)."""
+        if self._vocab is None:
+            self._vocab = {p: i for i, (p, _, _) in enumerate(self._core.pieces())}
+        return dict(self._vocab)
+
+    def pieces(self) -> list[tuple[str, float, str]]:
+        """Every piece as ``(piece, score, type)`` by id; types are sentencepiece's names
+        (``NORMAL``, ``UNKNOWN``, ``CONTROL``, ``USER_DEFINED``, ``UNUSED``, ``BYTE``)."""
+        return self._core.pieces()
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """The control and unknown pieces: ``{piece: id}``."""
+        return {p: i for i, (p, _, t) in enumerate(self._core.pieces()) if t in ("CONTROL", "UNKNOWN")}
+
+    @property
+    def unk_id(self) -> int:
+        return int(self._spec["unk_id"])
+
+    @property
+    def bos_id(self) -> int | None:
+        return _opt_id(self._spec["bos_id"])
+
+    @property
+    def eos_id(self) -> int | None:
+        return _opt_id(self._spec["eos_id"])
+
+    @property
+    def pad_id(self) -> int | None:
+        return _opt_id(self._spec["pad_id"])
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The options of the model file that say how it encodes (model type, byte fallback,
+        normalizer name and whitespace options, special ids)."""
+        return dict(self._spec)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of the piece ``token``, or None."""
+        return self._core.piece_to_id(token) if isinstance(token, str) else None
+
+    def id_to_token(self, id: int) -> str | None:
+        """The piece of ``id``, or None."""
+        if isinstance(id, int) and not isinstance(id, bool):
+            return self._core.id_to_piece(id)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<SentencePieceTokenizer model_type={self.model_type} vocab_size={self.vocab_size}>"
+
+    # ------------------------------------------------------------------ encoding
+
+    def _wrap(self, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
+        if add_bos:
+            if self.bos_id is None:
+                raise BytepairError("add_bos=True but this model has no BOS piece (bos_id is -1)")
+            ids.insert(0, self.bos_id)
+        if add_eos:
+            if self.eos_id is None:
+                raise BytepairError("add_eos=True but this model has no EOS piece (eos_id is -1)")
+            ids.append(self.eos_id)
+        return ids
+
+    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """The ids of ``text``, as ``SentencePieceProcessor.encode`` gives them."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        try:
+            ids = self._core.encode(text)
+        except UnicodeEncodeError:
+            ids = self._core.encode(_clean(text))
+        return self._wrap(ids, add_bos, add_eos)
+
+    def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and the ``(start, end)`` character offsets in ``text`` each comes from (the
+        pieces of one character split into bytes all carry that character's span)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return self._core.encode_with_offsets(_clean(text))
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        num_threads: int | None = None,
+    ) -> list[list[int]]:
+        """The ids of each text, on ``num_threads`` threads (all cores by default)."""
+        _check_threads(num_threads)
+        items = list(texts)
+        for t in items:
+            if not isinstance(t, str):
+                raise TypeError(f"texts must be str, got {type(t).__name__}")
+        try:
+            lists = self._core.encode_batch(items, num_threads=num_threads)
+        except UnicodeEncodeError:
+            lists = self._core.encode_batch([_clean(t) for t in items], num_threads=num_threads)
+        if add_bos or add_eos:
+            lists = [self._wrap(ids, add_bos, add_eos) for ids in lists]
+        return lists
+
+    def tokenize(self, text: str) -> list[str]:
+        """The pieces of ``text`` (byte pieces as ``<0xNN>``), as ``encode(out_type=str)``."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return self._core.encode_pieces(_clean(text))
+
+    def normalize(self, text: str) -> str:
+        """What the model sees of ``text``: normalized, spaces as ``▁`` when the model escapes
+        them, the dummy prefix added."""
+        return self._core.normalize(_clean(text))
+
+    def convert_ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
+        out = []
+        for i in ids:
+            piece = self.id_to_token(i)
+            if piece is None:
+                raise UnknownTokenError(f"unknown token id {i!r}")
+            out.append(piece)
+        return out
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of ``ids``, as ``SentencePieceProcessor.decode`` gives it: control pieces
+        are invisible, the unknown piece is `` ⁇ ``, ``▁`` is a space (the first one dropped),
+        byte pieces are read as UTF-8 (each byte of a broken sequence is U+FFFD)."""
+        items = list(ids)
+        for i in items:
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise TypeError(f"ids must be ints, got {type(i).__name__}")
+        return self._core.decode(items)
+
+
+def _clean(text: str) -> str:
+    # lone surrogates cannot be UTF-8: they become U+FFFD, as in bytepair's other tokenizers
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _replace_surrogates(text)
+    return text
+
+
+def _replace_surrogates(text: str) -> str:
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def _from_bytes(data: bytes, name: str) -> SentencePieceTokenizer:
+    return SentencePieceTokenizer.from_bytes(data, name=name)

@@ -1,0 +1,260 @@
+//! SentencePiece's BPE encoder: merges over characters (not bytes), by piece score.
+//!
+//! Behaviour is sentencepiece's `bpe::Model::Encode`, learned by running it: the normalized
+//! text is cut into characters (a user-defined symbol is one frozen symbol, never merged);
+//! while some adjacent pair joins into a vocabulary piece (normal, user-defined or unused), the
+//! pair whose piece has the highest score is merged, leftmost among equal scores. A piece that
+//! ends up unused is split back into the two halves it was made of (recursively); a
+//! character that is no piece is the unknown piece (byte fallback happens after, on the ids).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+use crate::text::normalize::{char_len, PrefixMatcher};
+use crate::Rank;
+
+/// What the encoder needs to know of each piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Normal,
+    UserDefined,
+    Unused,
+    /// unknown, control and byte pieces: found by exact text only after merging
+    Reserved,
+}
+
+/// A SentencePiece BPE model ready to encode.
+#[derive(Clone, Debug)]
+pub struct SpmBpe {
+    /// normal, user-defined and unused pieces
+    pieces: FxHashMap<Box<[u8]>, Rank>,
+    /// unknown, control and byte pieces (looked up first, as sentencepiece's PieceToId)
+    reserved: FxHashMap<Box<[u8]>, Rank>,
+    scores: Vec<f32>,
+    kinds: Vec<Kind>,
+    unk: Rank,
+    user: PrefixMatcher,
+}
+
+#[derive(Clone, Copy)]
+struct Sym {
+    start: usize,
+    len: usize,
+    prev: usize,
+    next: usize,
+    freeze: bool,
+}
+
+const END: usize = usize::MAX;
+
+#[derive(PartialEq)]
+struct Pair {
+    score: f32,
+    left: usize,
+    right: usize,
+    size: usize,
+}
+
+impl Eq for Pair {}
+
+impl Ord for Pair {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // highest score first, then leftmost (scores are never NaN: the reader refuses them)
+        self.score
+            .partial_cmp(&other.score)
+            .unwrap_or(Ordering::Equal)
+            .then(other.left.cmp(&self.left))
+    }
+}
+
+impl PartialOrd for Pair {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl SpmBpe {
+    /// `pieces`: (text, score, kind) by id; `unk`: the id of the unknown piece.
+    pub fn new(pieces: &[(&str, f32, Kind)], unk: Rank) -> SpmBpe {
+        let mut map = FxHashMap::default();
+        let mut reserved = FxHashMap::default();
+        for (i, &(p, _, k)) in pieces.iter().enumerate() {
+            let m = if k == Kind::Reserved {
+                &mut reserved
+            } else {
+                &mut map
+            };
+            m.entry(p.as_bytes().into()).or_insert(i as Rank);
+        }
+        let user = PrefixMatcher::new(
+            pieces
+                .iter()
+                .filter(|p| p.2 == Kind::UserDefined)
+                .map(|p| p.0),
+        );
+        SpmBpe {
+            pieces: map,
+            reserved,
+            scores: pieces.iter().map(|p| p.1).collect(),
+            kinds: pieces.iter().map(|p| p.2).collect(),
+            unk,
+            user,
+        }
+    }
+
+    fn id_of(&self, s: &[u8]) -> Rank {
+        if let Some(&id) = self.reserved.get(s) {
+            return id;
+        }
+        self.pieces.get(s).copied().unwrap_or(self.unk)
+    }
+
+    /// Appends the pieces of `s` (normalized text) to `out` as (end byte, id), in order.
+    pub fn encode(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
+        if s.is_empty() {
+            return;
+        }
+        let mut syms: Vec<Sym> = Vec::new();
+        let mut at = 0;
+        while at < s.len() {
+            let (len, freeze) = match self.user.longest(&s[at..]) {
+                Some(n) => (n, true),
+                None => (char_len(s[at]).min(s.len() - at), false),
+            };
+            let i = syms.len();
+            syms.push(Sym {
+                start: at,
+                len,
+                prev: if i == 0 { END } else { i - 1 },
+                next: if at + len == s.len() { END } else { i + 1 },
+                freeze,
+            });
+            at += len;
+        }
+        let mut heap = BinaryHeap::new();
+        // unused pieces, and the length of the left half they were last made of
+        let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
+        for i in 1..syms.len() {
+            self.add_pair(s, &mut heap, &mut rev, &syms, i - 1, i);
+        }
+        while let Some(top) = heap.pop() {
+            let (l, r) = (top.left, top.right);
+            if syms[l].len == 0 || syms[r].len == 0 || syms[l].len + syms[r].len != top.size {
+                continue;
+            }
+            syms[l].len += syms[r].len;
+            syms[l].next = syms[r].next;
+            if syms[r].next != END {
+                let n = syms[r].next;
+                syms[n].prev = l;
+            }
+            syms[r].len = 0;
+            self.add_pair(s, &mut heap, &mut rev, &syms, syms[l].prev, l);
+            self.add_pair(s, &mut heap, &mut rev, &syms, l, syms[l].next);
+        }
+        let mut i = 0;
+        while i != END {
+            let sym = syms[i];
+            self.resegment(s, sym.start, sym.len, &rev, out);
+            i = sym.next;
+        }
+    }
+
+    /// Queues the merge of symbols `l` and `r` if it makes a piece.
+    fn add_pair<'a>(
+        &self,
+        s: &'a [u8],
+        heap: &mut BinaryHeap<Pair>,
+        rev: &mut FxHashMap<&'a [u8], usize>,
+        syms: &[Sym],
+        l: usize,
+        r: usize,
+    ) {
+        if l == END || r == END || syms[l].freeze || syms[r].freeze {
+            return;
+        }
+        let (a, b) = (syms[l], syms[r]);
+        let piece = &s[a.start..a.start + a.len + b.len];
+        let Some(&id) = self.pieces.get(piece) else {
+            return;
+        };
+        heap.push(Pair {
+            score: self.scores[id as usize],
+            left: l,
+            right: r,
+            size: piece.len(),
+        });
+        if self.kinds[id as usize] == Kind::Unused {
+            rev.insert(piece, a.len);
+        }
+    }
+
+    fn resegment(
+        &self,
+        s: &[u8],
+        start: usize,
+        len: usize,
+        rev: &FxHashMap<&[u8], usize>,
+        out: &mut Vec<(usize, Rank)>,
+    ) {
+        // an explicit stack: halves, right pushed first
+        let mut stack = vec![(start, len)];
+        while let Some((st, n)) = stack.pop() {
+            let piece = &s[st..st + n];
+            let id = self.id_of(piece);
+            if self.kinds[id as usize] == Kind::Unused {
+                if let Some(&a) = rev.get(piece) {
+                    // the halves as they were last recorded
+                    stack.push((st + a, n - a));
+                    stack.push((st, a));
+                    continue;
+                }
+            }
+            out.push((st + n, id));
+        }
+    }
+
+    pub fn unk(&self) -> Rank {
+        self.unk
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_by_score_leftmost_on_ties() {
+        let pieces = [
+            ("<unk>", 0.0, Kind::Reserved),
+            ("a", -1.0, Kind::Normal),
+            ("b", -1.0, Kind::Normal),
+            ("ab", -2.0, Kind::Normal),
+            ("ba", -2.0, Kind::Normal),
+            ("abab", -3.0, Kind::Normal),
+        ];
+        let m = SpmBpe::new(&pieces, 0);
+        let mut out = Vec::new();
+        m.encode(b"ababx", &mut out);
+        assert_eq!(out, vec![(4, 5), (5, 0)]);
+        out.clear();
+        m.encode(b"bab", &mut out);
+        assert_eq!(out, vec![(2, 4), (3, 2)]);
+    }
+
+    #[test]
+    fn unused_pieces_are_split_back() {
+        let pieces = [
+            ("<unk>", 0.0, Kind::Reserved),
+            ("a", -1.0, Kind::Normal),
+            ("b", -1.0, Kind::Normal),
+            ("ab", -2.0, Kind::Unused),
+        ];
+        let m = SpmBpe::new(&pieces, 0);
+        let mut out = Vec::new();
+        m.encode(b"ab", &mut out);
+        assert_eq!(out, vec![(1, 1), (2, 2)]);
+    }
+}

@@ -1,0 +1,223 @@
+//! SentencePiece: the `SentencePiece` class, a `.model` file (Unigram or BPE) run as
+//! sentencepiece runs it (`crate::sentencepiece`). Python's `SentencePieceTokenizer` holds one.
+//!
+//! Lists of ids share one int object per id (`ints`), as the `Encoder`'s do.
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use rayon::prelude::*;
+
+use super::{parallel_batch, to_py};
+use crate::error::Error;
+use crate::io::spm_model::{self as m, ModelType};
+use crate::sentencepiece::{Scratch, SentencePiece};
+use crate::Rank;
+
+pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySentencePiece>()?;
+    Ok(())
+}
+
+/// A SentencePiece model (`.model` file): normalizer, Unigram or BPE model, byte fallback.
+#[pyclass(module = "bytepair._core", frozen, name = "SentencePiece")]
+struct PySentencePiece {
+    inner: SentencePiece,
+    ints: Vec<Py<PyAny>>,
+}
+
+impl PySentencePiece {
+    fn make(py: Python<'_>, inner: SentencePiece) -> PySentencePiece {
+        let ints = (0..inner.len() as Rank)
+            .map(|i| match i.into_pyobject(py) {
+                Ok(o) => o.into_any().unbind(),
+                Err(never) => match never {},
+            })
+            .collect();
+        PySentencePiece { inner, ints }
+    }
+
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py)))
+    }
+}
+
+/// Byte offsets in `text` as character offsets (an offset inside a character counts that
+/// character as begun).
+fn char_spans(text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    // chars[b]: the number of characters that start before byte b
+    let mut chars = vec![0usize; text.len() + 1];
+    let mut c = 0;
+    for (b, slot) in chars.iter_mut().enumerate() {
+        *slot = c;
+        if text.is_char_boundary(b) {
+            c += 1;
+        }
+    }
+    let at = |b: usize| chars[b.min(text.len())];
+    spans.iter().map(|&(s, e)| (at(s), at(e))).collect()
+}
+
+#[pymethods]
+impl PySentencePiece {
+    /// Reads a `.model` file (errors name it).
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: &str) -> PyResult<Self> {
+        let inner = py
+            .detach(|| SentencePiece::from_file(path))
+            .map_err(to_py)?;
+        Ok(PySentencePiece::make(py, inner))
+    }
+
+    /// Reads a `.model` file's bytes; `name` names it in errors.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8], name: &str) -> PyResult<Self> {
+        let inner = py
+            .detach(|| SentencePiece::from_bytes(data, name))
+            .map_err(to_py)?;
+        Ok(PySentencePiece::make(py, inner))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn encode<'py>(&self, py: Python<'py>, text: PyBackedStr) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| self.inner.encode(&text));
+        self.id_list(py, &ids)
+    }
+
+    /// Ids and the (start, end) character offsets in `text` of each.
+    #[allow(clippy::type_complexity)]
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+    ) -> (Vec<Rank>, Vec<(usize, usize)>) {
+        py.detach(|| {
+            let mut ids = Vec::new();
+            let mut spans = Vec::new();
+            self.inner
+                .encode_into(&text, &mut Scratch::default(), &mut ids, Some(&mut spans));
+            (ids, char_spans(&text, &spans))
+        })
+    }
+
+    /// The ids of each text, on `num_threads` threads (all cores by default).
+    #[pyo3(signature = (texts, *, num_threads = None))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let par = parallel_batch(num_threads, None, &texts)?;
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let inner = &self.inner;
+        let lists: Vec<Vec<Rank>> = py
+            .detach(|| {
+                crate::threads::run(par.threads, || {
+                    refs.par_iter()
+                        .map_init(Scratch::default, |scratch, t| {
+                            let mut ids = Vec::new();
+                            inner.encode_into(t, scratch, &mut ids, None);
+                            ids
+                        })
+                        .collect()
+                })
+            })
+            .map_err(to_py)?;
+        let out = lists
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, out)
+    }
+
+    /// The pieces (texts) of `text`'s ids.
+    fn encode_pieces(&self, py: Python<'_>, text: PyBackedStr) -> Vec<String> {
+        py.detach(|| self.inner.encode_pieces(&text))
+    }
+
+    /// What the model sees of `text` (spaces as `▁` where the model escapes them).
+    fn normalize(&self, py: Python<'_>, text: PyBackedStr) -> String {
+        py.detach(|| {
+            let mut out = Vec::new();
+            self.inner.normalize(&text, &mut out, None);
+            String::from_utf8(out).unwrap_or_default()
+        })
+    }
+
+    fn decode(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<String> {
+        let ids = ids
+            .into_iter()
+            .map(|i| {
+                Rank::try_from(i)
+                    .ok()
+                    .filter(|&r| (r as usize) < self.inner.len())
+                    .ok_or_else(|| to_py(Error::UnknownId(i as u64)))
+            })
+            .collect::<PyResult<Vec<Rank>>>()?;
+        py.detach(|| self.inner.decode(&ids)).map_err(to_py)
+    }
+
+    /// The id of a piece text (None where the model has no such piece).
+    fn piece_to_id(&self, piece: &str) -> Option<Rank> {
+        self.inner.piece_to_id(piece)
+    }
+
+    fn id_to_piece(&self, id: i64) -> Option<&str> {
+        Rank::try_from(id).ok().and_then(|r| self.inner.piece(r))
+    }
+
+    /// Every piece as (text, score, type name), by id.
+    fn pieces(&self) -> Vec<(&str, f32, &'static str)> {
+        self.inner
+            .file
+            .pieces
+            .iter()
+            .map(|p| (p.piece.as_str(), p.score, p.kind.name()))
+            .collect()
+    }
+
+    /// The model file's options that say how it encodes, and its special ids (-1: none).
+    fn spec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.inner.file;
+        let name = "model";
+        let d = PyDict::new(py);
+        let t = &f.trainer;
+        let model_type = match self.inner.model_type {
+            ModelType::Unigram => "unigram",
+            ModelType::Bpe => "bpe",
+            ModelType::Word => "word",
+            ModelType::Char => "char",
+        };
+        let opts = f.normalizer_options(name).map_err(to_py)?;
+        d.set_item("model_type", model_type)?;
+        d.set_item("byte_fallback", f.byte_fallback(name).map_err(to_py)?)?;
+        d.set_item("split_digits", f.split_digits(name).map_err(to_py)?)?;
+        d.set_item(
+            "treat_whitespace_as_suffix",
+            f.treat_whitespace_as_suffix(name).map_err(to_py)?,
+        )?;
+        d.set_item("normalizer", opts.name)?;
+        d.set_item("add_dummy_prefix", opts.add_dummy_prefix)?;
+        d.set_item("remove_extra_whitespaces", opts.remove_extra_whitespaces)?;
+        d.set_item("escape_whitespaces", opts.escape_whitespaces)?;
+        d.set_item("unk_id", self.inner.unk_id())?;
+        let int = |num, default| t.int32(num, default, name, "trainer_spec", "id");
+        d.set_item("bos_id", int(m::TRAINER_BOS_ID, 1).map_err(to_py)?)?;
+        d.set_item("eos_id", int(m::TRAINER_EOS_ID, 2).map_err(to_py)?)?;
+        d.set_item("pad_id", int(m::TRAINER_PAD_ID, -1).map_err(to_py)?)?;
+        d.set_item(
+            "vocab_size",
+            int(m::TRAINER_VOCAB_SIZE, 8000).map_err(to_py)?,
+        )?;
+        Ok(d)
+    }
+
+    /// The model as a `.model` file's bytes (what was read, written back).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+}

@@ -1,0 +1,344 @@
+//! SentencePiece's normalization: the `precompiled_charsmap` rules, user-defined symbols kept
+//! whole, `remove_extra_whitespaces`, `add_dummy_prefix` and `escape_whitespaces` (space to
+//! `▁`, U+2581). Behaviour is sentencepiece's `Normalizer::Normalize`, learned by running it.
+//!
+//! The charsmap is a blob: a little-endian `u32` giving the size in bytes of a double-array trie
+//! (darts-clone's layout of 32-bit units), the trie, then the replacement strings, each ended
+//! by a NUL. The trie maps a key (the UTF-8 of one or more characters) to the offset of its
+//! replacement. At each position the longest key wins; without one, one character is kept.
+//! Every index into the trie is checked when it is followed, and every replacement offset
+//! and string is checked when the blob is read, so a blob that points outside itself is an
+//! error or, deep in the trie, a rule that does not match; never a read out of bounds.
+
+use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
+
+/// `▁` (U+2581), what spaces become when `escape_whitespaces` is on.
+pub const SPACE_SYMBOL: &str = "\u{2581}";
+
+/// The rules of a `precompiled_charsmap`.
+#[derive(Clone, Debug)]
+pub struct Charsmap {
+    units: Vec<u32>,
+    strings: Vec<u8>,
+}
+
+impl Charsmap {
+    /// Reads a blob; the error says what is wrong (the caller names the file and field).
+    pub fn parse(blob: &[u8]) -> Result<Charsmap, String> {
+        let Some(head) = blob.get(..4) else {
+            return Err(format!(
+                "{} bytes, shorter than its 4-byte header",
+                blob.len()
+            ));
+        };
+        let size = u32::from_le_bytes(head.try_into().unwrap()) as usize;
+        let rest = &blob[4..];
+        if size > rest.len() || size % 4 != 0 {
+            return Err(format!(
+                "the trie claims {size} bytes but {} follow the header{}",
+                rest.len(),
+                if size % 4 != 0 {
+                    " (and is not a whole number of 4-byte units)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let units: Vec<u32> = rest[..size]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let strings = rest[size..].to_vec();
+        // Every leaf unit (bit 31) holds an offset into `strings`: check them all now.
+        for (i, &u) in units.iter().enumerate() {
+            if u & (1 << 31) == 0 {
+                continue;
+            }
+            let at = (u & 0x7fff_ffff) as usize;
+            let Some(tail) = strings.get(at..) else {
+                return Err(format!(
+                    "trie unit {i} points at replacement offset {at}, past the {} bytes of replacements",
+                    strings.len()
+                ));
+            };
+            let Some(end) = memchr::memchr(0, tail) else {
+                return Err(format!(
+                    "the replacement at offset {at} has no terminating NUL"
+                ));
+            };
+            if std::str::from_utf8(&tail[..end]).is_err() {
+                return Err(format!("the replacement at offset {at} is not valid UTF-8"));
+            }
+        }
+        Ok(Charsmap { units, strings })
+    }
+
+    /// The longest rule whose key starts `s`: (key length, replacement).
+    #[inline]
+    pub fn longest(&self, s: &[u8]) -> Option<(usize, &[u8])> {
+        let units = &self.units;
+        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
+        let mut pos = offset(*units.first()?);
+        let mut best = None;
+        for (i, &b) in s.iter().enumerate() {
+            pos ^= b as usize;
+            let Some(&u) = units.get(pos) else { break };
+            // label: the byte, with bit 31 set on leaves so that they never match
+            if u & ((1 << 31) | 0xff) != b as u32 {
+                break;
+            }
+            pos ^= offset(u);
+            if (u >> 8) & 1 == 1 {
+                let Some(&leaf) = units.get(pos) else { break };
+                let at = (leaf & 0x7fff_ffff) as usize;
+                // checked in `parse` for every leaf unit
+                if let Some(tail) = self.strings.get(at..) {
+                    let end = memchr::memchr(0, tail).unwrap_or(tail.len());
+                    best = Some((i + 1, &tail[..end]));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// The options of a model's `normalizer_spec` (and `treat_whitespace_as_suffix`).
+#[derive(Clone, Debug)]
+pub struct NormalizerSpec {
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+    pub escape_whitespaces: bool,
+    pub treat_whitespace_as_suffix: bool,
+}
+
+/// Longest-match of a fixed set of strings at a position (user-defined symbols).
+#[derive(Clone, Debug)]
+pub struct PrefixMatcher {
+    ac: Option<AhoCorasick>,
+}
+
+impl PrefixMatcher {
+    pub fn new<I: IntoIterator<Item = S>, S: AsRef<[u8]>>(symbols: I) -> PrefixMatcher {
+        let symbols: Vec<Vec<u8>> = symbols.into_iter().map(|s| s.as_ref().to_vec()).collect();
+        if symbols.is_empty() {
+            return PrefixMatcher { ac: None };
+        }
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .start_kind(StartKind::Anchored)
+            .build(&symbols)
+            .ok();
+        PrefixMatcher { ac }
+    }
+
+    /// The length of the longest symbol that starts `s`.
+    #[inline]
+    pub fn longest(&self, s: &[u8]) -> Option<usize> {
+        let ac = self.ac.as_ref()?;
+        ac.find(Input::new(s).anchored(Anchored::Yes))
+            .map(|m| m.end())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ac.is_none()
+    }
+}
+
+/// The byte length of the UTF-8 character that `lead` starts (1 for a stray byte), as
+/// sentencepiece counts it.
+#[inline]
+pub fn char_len(lead: u8) -> usize {
+    match lead {
+        0x00..=0xbf => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+/// Normalizes as sentencepiece does.
+#[derive(Clone, Debug)]
+pub struct Normalizer {
+    pub charsmap: Option<Charsmap>,
+    pub user: PrefixMatcher,
+    pub spec: NormalizerSpec,
+}
+
+const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+
+impl Normalizer {
+    /// The replacement of the text at the start of `s` and how many bytes it takes.
+    #[inline]
+    fn prefix<'a>(&'a self, s: &'a [u8]) -> (&'a [u8], usize) {
+        if let Some(n) = self.user.longest(s) {
+            return (&s[..n], n);
+        }
+        if let Some(map) = &self.charsmap {
+            if let Some((n, rep)) = map.longest(s) {
+                return (rep, n);
+            }
+        }
+        // one character (valid text always; a key ending inside a character leaves stray bytes,
+        // each of which becomes U+FFFD)
+        // `s` is the tail of valid UTF-8: a lead byte starts a whole character
+        if s[0] & 0xc0 == 0x80 {
+            return (REPLACEMENT, 1);
+        }
+        let n = char_len(s[0]).min(s.len());
+        (&s[..n], n)
+    }
+
+    /// Normalizes `text` into `out` (cleared first; valid UTF-8). With `offsets`, also the
+    /// original byte offset of each output byte, plus one entry for the end.
+    pub fn normalize(&self, text: &str, out: &mut Vec<u8>, mut offsets: Option<&mut Vec<usize>>) {
+        out.clear();
+        if let Some(o) = offsets.as_deref_mut() {
+            o.clear();
+        }
+        let spec = &self.spec;
+        let mut input = text.as_bytes();
+        let mut consumed = 0usize;
+        if spec.remove_extra_whitespaces {
+            while !input.is_empty() {
+                let (rep, n) = self.prefix(input);
+                if rep != b" " {
+                    break;
+                }
+                input = &input[n..];
+                consumed += n;
+            }
+        }
+        if input.is_empty() {
+            if let Some(o) = offsets {
+                o.push(consumed);
+            }
+            return;
+        }
+        let space: &[u8] = if spec.escape_whitespaces {
+            SPACE_SYMBOL.as_bytes()
+        } else {
+            b" "
+        };
+        let push =
+            |out: &mut Vec<u8>, offsets: &mut Option<&mut Vec<usize>>, bytes: &[u8], at: usize| {
+                out.extend_from_slice(bytes);
+                if let Some(o) = offsets.as_deref_mut() {
+                    o.extend(std::iter::repeat_n(at, bytes.len()));
+                }
+            };
+        if !spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            push(out, &mut offsets, space, consumed);
+        }
+        let mut prev_space = spec.remove_extra_whitespaces;
+        while !input.is_empty() {
+            let (rep, n) = self.prefix(input);
+            let mut rep = rep;
+            if prev_space {
+                while let [b' ', tail @ ..] = rep {
+                    rep = tail;
+                }
+            }
+            if !rep.is_empty() {
+                if !rep.contains(&b' ') {
+                    push(out, &mut offsets, rep, consumed);
+                } else {
+                    for &b in rep {
+                        let one = [b];
+                        let bytes = if b == b' ' { space } else { &one[..] };
+                        push(out, &mut offsets, bytes, consumed);
+                    }
+                }
+                prev_space = rep.last() == Some(&b' ');
+            }
+            consumed += n;
+            input = &input[n..];
+            if !spec.remove_extra_whitespaces {
+                prev_space = false;
+            }
+        }
+        if spec.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                let len = out.len() - space.len();
+                out.truncate(len);
+                if let Some(o) = offsets.as_deref_mut() {
+                    consumed = o[len];
+                    o.truncate(len);
+                }
+            }
+        }
+        if spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            push(out, &mut offsets, space, consumed);
+        }
+        if let Some(o) = offsets {
+            o.push(consumed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(add: bool, remove: bool, escape: bool) -> Normalizer {
+        Normalizer {
+            charsmap: None,
+            user: PrefixMatcher::new(Vec::<String>::new()),
+            spec: NormalizerSpec {
+                add_dummy_prefix: add,
+                remove_extra_whitespaces: remove,
+                escape_whitespaces: escape,
+                treat_whitespace_as_suffix: false,
+            },
+        }
+    }
+
+    fn norm(n: &Normalizer, s: &str) -> String {
+        let mut out = Vec::new();
+        let mut offsets = Vec::new();
+        n.normalize(s, &mut out, Some(&mut offsets));
+        assert_eq!(offsets.len(), out.len() + 1);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn whitespace() {
+        let n = plain(true, true, true);
+        assert_eq!(norm(&n, "  hello   world "), "\u{2581}hello\u{2581}world");
+        assert_eq!(norm(&n, "   "), "");
+        assert_eq!(norm(&n, ""), "");
+        let n = plain(false, false, true);
+        assert_eq!(norm(&n, " a  b "), "\u{2581}a\u{2581}\u{2581}b\u{2581}");
+        let n = plain(true, true, false);
+        assert_eq!(norm(&n, " a  b "), " a b");
+    }
+
+    #[test]
+    fn user_symbols_are_kept_whole() {
+        let mut n = plain(true, true, true);
+        n.user = PrefixMatcher::new(["a b", "a"]);
+        assert_eq!(norm(&n, "xa b"), "\u{2581}xa\u{2581}b");
+        assert_eq!(n.user.longest(b"a bc"), Some(3));
+        assert_eq!(n.user.longest(b"ba"), None);
+    }
+
+    #[test]
+    fn charsmap_refuses_bad_blobs() {
+        assert!(Charsmap::parse(&[1, 0]).is_err());
+        assert!(Charsmap::parse(&[8, 0, 0, 0, 0, 0, 0, 0]).is_err());
+        // one leaf unit pointing past the strings
+        let mut blob = vec![4, 0, 0, 0];
+        blob.extend_from_slice(&(0x8000_0005u32).to_le_bytes());
+        blob.extend_from_slice(b"ab\0");
+        assert!(Charsmap::parse(&blob).unwrap_err().contains("offset 5"));
+        // garbage units: lookups stay in bounds
+        let mut blob = vec![12, 0, 0, 0];
+        for u in [0x7fff_fc00u32, 0x0000_ff61, 0xffff_ffff] {
+            blob.extend_from_slice(&u.to_le_bytes());
+        }
+        if let Ok(m) = Charsmap::parse(&blob) {
+            for b in 0..=255u8 {
+                let _ = m.longest(&[b, b, 0xff]);
+            }
+        }
+    }
+}
