@@ -609,7 +609,7 @@ impl SpmModel {
             (5, self.denormalizer.as_ref()),
         ] {
             if let Some(m) = m {
-                if !wrote[num] && !(num == 2 && m.fields.is_empty()) {
+                if !(wrote[num] || (num == 2 && m.fields.is_empty())) {
                     put_field(&mut out, num as u32, &Value::Bytes(m.to_bytes()));
                 }
             }
