@@ -78,7 +78,7 @@ impl PartialOrd for Pair {
 impl SpmBpe {
     /// `pieces`: (text, score, kind) by id; `unk`: the id of the unknown piece.
     pub fn new(pieces: &[(&str, f32, Kind)], unk: Rank) -> SpmBpe {
-        let mut map = FxHashMap::default();
+        let mut map = FxHashMap::with_capacity_and_hasher(pieces.len(), Default::default());
         let mut reserved = FxHashMap::default();
         for (i, &(p, _, k)) in pieces.iter().enumerate() {
             let m = if k == Kind::Reserved {
