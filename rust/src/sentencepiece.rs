@@ -10,8 +10,6 @@
 //! Behaviour learned by running sentencepiece 0.2.3 and pinned by the Python tests that compare
 //! ids and texts with it (tests/test_sentencepiece*.py).
 
-use rustc_hash::FxHashMap;
-
 use crate::bpe::spm::{self as spm_bpe, SpmBpe};
 use crate::error::{Error, Result};
 use crate::io::spm_model::{byte_of_piece, ModelType, PieceType, SpmModel};
@@ -37,9 +35,6 @@ pub struct SentencePiece {
     byte_ids: [Rank; 256],
     /// id -> byte, for byte pieces
     byte_of: Vec<u8>,
-    /// normal, user-defined and unused pieces; then the others (looked up first)
-    pieces: FxHashMap<Box<str>, Rank>,
-    reserved: FxHashMap<Box<str>, Rank>,
     unk: Rank,
     unk_surface: String,
     byte_fallback: bool,
@@ -90,17 +85,9 @@ impl SentencePiece {
                 treat_whitespace_as_suffix: suffix,
             },
         };
-        let mut pieces = FxHashMap::default();
-        let mut reserved = FxHashMap::default();
         let mut unk = None;
         let mut byte_of = vec![0u8; file.pieces.len()];
         for (i, p) in file.pieces.iter().enumerate() {
-            let normal = matches!(
-                p.kind,
-                PieceType::Normal | PieceType::UserDefined | PieceType::Unused
-            );
-            let map = if normal { &mut pieces } else { &mut reserved };
-            map.insert(p.piece.as_str().into(), i as Rank);
             if p.kind == PieceType::Unknown {
                 unk = Some(i as Rank);
             }
@@ -112,10 +99,7 @@ impl SentencePiece {
         let mut byte_ids = [unk; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             let piece = format!("<0x{b:02X}>");
-            if let Some(&id) = reserved
-                .get(piece.as_str())
-                .or_else(|| pieces.get(piece.as_str()))
-            {
+            if let Some(id) = file.piece_to_id(&piece) {
                 *slot = id;
             }
         }
@@ -168,8 +152,6 @@ impl SentencePiece {
             model,
             byte_ids,
             byte_of,
-            pieces,
-            reserved,
             unk,
             byte_fallback,
 
@@ -199,10 +181,7 @@ impl SentencePiece {
 
     /// The id of a piece text, as sentencepiece's `piece_to_id` (None where it says unk).
     pub fn piece_to_id(&self, piece: &str) -> Option<Rank> {
-        self.reserved
-            .get(piece)
-            .or_else(|| self.pieces.get(piece))
-            .copied()
+        self.file.piece_to_id(piece)
     }
 
     /// Normalized text (what the model sees), and with `offsets` the original byte offset of

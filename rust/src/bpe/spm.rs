@@ -6,6 +6,11 @@
 //! pair whose piece has the highest score is merged, leftmost among equal scores. A piece that
 //! ends up unused is split back into the two halves it was made of (recursively); a
 //! character that is no piece is the unknown piece (byte fallback happens after, on the ids).
+//!
+//! When no piece that can be merged or matched has a `▁` after its first character (models
+//! trained with the default `split_by_whitespace`), no merge crosses a `▁`: each word (a `▁` and
+//! what follows, up to the next) is encoded alone and kept in a per-thread cache, with the ids
+//! the whole text gives. Figures: `unigram/NOTES.md`.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -36,7 +41,29 @@ pub struct SpmBpe {
     kinds: Vec<Kind>,
     unk: Rank,
     user: PrefixMatcher,
+    /// words (a `▁` and what follows up to the next) encode alone, and are cached
+    by_words: bool,
+    /// tells this model's entries in a thread's word cache from another model's
+    id: u64,
 }
+
+/// The words a thread encoded last, for one model at a time: word -> (end in the word, id).
+#[derive(Default)]
+struct WordCache {
+    model: u64,
+    words: FxHashMap<Box<[u8]>, Box<[(u32, Rank)]>>,
+}
+
+/// Entries a thread's word cache holds before it is emptied.
+const CACHE_WORDS: usize = 1 << 16;
+
+static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+thread_local! {
+    static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
+}
+
+const SPACE: &[u8] = "\u{2581}".as_bytes();
 
 #[derive(Clone, Copy)]
 struct Sym {
@@ -78,7 +105,7 @@ impl PartialOrd for Pair {
 impl SpmBpe {
     /// `pieces`: (text, score, kind) by id; `unk`: the id of the unknown piece.
     pub fn new(pieces: &[(&str, f32, Kind)], unk: Rank) -> SpmBpe {
-        let mut map = FxHashMap::default();
+        let mut map = FxHashMap::with_capacity_and_hasher(pieces.len(), Default::default());
         let mut reserved = FxHashMap::default();
         for (i, &(p, _, k)) in pieces.iter().enumerate() {
             let m = if k == Kind::Reserved {
@@ -94,7 +121,20 @@ impl SpmBpe {
                 .filter(|p| p.2 == Kind::UserDefined)
                 .map(|p| p.0),
         );
+        // Merges never cross a `▁` when no piece that can be merged or matched has one after its
+        // first character: then each word is encoded alone, with the ids the whole text gives.
+        // Unused pieces are split back by what the whole text recorded last: no words then.
+        let by_words = pieces.iter().all(|&(p, _, k)| match k {
+            Kind::Reserved => true,
+            Kind::Unused => false,
+            _ => p
+                .as_bytes()
+                .get(1..)
+                .is_none_or(|rest| !rest.windows(3).any(|w| w == SPACE)),
+        });
         SpmBpe {
+            by_words,
+            id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             pieces: map,
             reserved,
             scores: pieces.iter().map(|p| p.1).collect(),
@@ -113,6 +153,42 @@ impl SpmBpe {
 
     /// Appends the pieces of `s` (normalized text) to `out` as (end byte, id), in order.
     pub fn encode(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
+        if !self.by_words {
+            return self.encode_text(s, out);
+        }
+        WORDS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if cache.model != self.id {
+                cache.words.clear();
+                cache.model = self.id;
+            }
+            let mut start = 0;
+            let spaces = memchr::memmem::find_iter(s, SPACE).filter(|&p| p > 0);
+            for end in spaces.chain(std::iter::once(s.len())) {
+                let word = &s[start..end];
+                if let Some(hit) = cache.words.get(word) {
+                    out.extend(hit.iter().map(|&(e, id)| (start + e as usize, id)));
+                } else {
+                    let at = out.len();
+                    self.encode_text(word, out);
+                    if word.len() <= 256 {
+                        let entry = out[at..].iter().map(|&(e, id)| (e as u32, id)).collect();
+                        if cache.words.len() >= CACHE_WORDS {
+                            cache.words.clear();
+                        }
+                        cache.words.insert(word.into(), entry);
+                    }
+                    for o in &mut out[at..] {
+                        o.0 += start;
+                    }
+                }
+                start = end;
+            }
+        })
+    }
+
+    /// `encode` of a whole text at once.
+    fn encode_text(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
         if s.is_empty() {
             return;
         }
@@ -256,5 +332,37 @@ mod tests {
         let mut out = Vec::new();
         m.encode(b"ab", &mut out);
         assert_eq!(out, vec![(1, 1), (2, 2)]);
+    }
+
+    #[test]
+    fn words_alone_give_the_ids_of_the_whole_text() {
+        let pieces = [
+            ("<unk>", 0.0, Kind::Reserved),
+            ("\u{2581}", -1.0, Kind::Normal),
+            ("a", -1.0, Kind::Normal),
+            ("b", -1.0, Kind::Normal),
+            ("\u{2581}a", -2.0, Kind::Normal),
+            ("ab", -1.5, Kind::Normal),
+            ("\u{2581}ab", -3.0, Kind::Normal),
+        ];
+        let m = SpmBpe::new(&pieces, 0);
+        assert!(m.by_words);
+        for text in [
+            "\u{2581}ab\u{2581}ab",
+            "ab\u{2581}\u{2581}abx\u{2581}",
+            "",
+            "\u{2581}",
+        ] {
+            for _ in 0..2 {
+                let (mut whole, mut words) = (Vec::new(), Vec::new());
+                m.encode_text(text.as_bytes(), &mut whole);
+                m.encode(text.as_bytes(), &mut words);
+                assert_eq!(whole, words, "{text:?}");
+            }
+        }
+        // a piece with a `▁` inside: the whole text at once
+        let mut inner = pieces.to_vec();
+        inner.push(("a\u{2581}b", -0.5, Kind::Normal));
+        assert!(!SpmBpe::new(&inner, 0).by_words);
     }
 }

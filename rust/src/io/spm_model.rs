@@ -11,6 +11,8 @@
 //! are there (a length past the end is an error naming the field), and the pieces vector grows
 //! as pieces are read.
 
+use rustc_hash::FxHashMap;
+
 use crate::error::{Error, Result};
 
 /// The type of a piece (`ModelProto.SentencePiece.Type`).
@@ -84,6 +86,35 @@ pub struct SpmModel {
     pub trainer: Message,
     pub normalizer: Option<Message>,
     pub denormalizer: Option<Message>,
+    /// piece text -> id (built by the checks, which find duplicates with it)
+    index: PieceIndex,
+}
+
+/// Piece text -> id as sentencepiece's `PieceToId` finds it (unknown, control and byte pieces
+/// before the others), without a copy of the texts: the text's hash -> the last id with that
+/// hash, then a chain of ids. A text is at most once a reserved piece and once another (the
+/// checks refuse more), so the order of a chain does not matter. Maps of `Box<str>` made a
+/// 256k-piece load spend a fifth of its time allocating, freeing and growing tables.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct PieceIndex {
+    heads: FxHashMap<u64, u32>,
+    next: Vec<u32>,
+}
+
+const NO_ID: u32 = u32::MAX;
+
+fn text_hash(s: &str) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    s.hash(&mut h);
+    h.finish()
+}
+
+fn is_reserved(k: PieceType) -> bool {
+    !matches!(
+        k,
+        PieceType::Normal | PieceType::UserDefined | PieceType::Unused
+    )
 }
 
 /// The model types of `TrainerSpec.model_type`.
@@ -127,11 +158,44 @@ struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
     file: &'a str,
+    /// the index of the piece being read (errors say `pieces[i]`)
+    index: Option<usize>,
+}
+
+/// A field's value as it lies in the buffer.
+enum Raw<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Bytes(&'a [u8]),
+    Fixed32(u32),
+}
+
+impl Raw<'_> {
+    fn owned(self) -> Value {
+        match self {
+            Raw::Varint(v) => Value::Varint(v),
+            Raw::Fixed64(v) => Value::Fixed64(v),
+            Raw::Bytes(b) => Value::Bytes(b.to_vec()),
+            Raw::Fixed32(v) => Value::Fixed32(v),
+        }
+    }
 }
 
 impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8], file: &'a str, index: Option<usize>) -> Reader<'a> {
+        Reader {
+            buf,
+            pos: 0,
+            file,
+            index,
+        }
+    }
+
     fn err(&self, field: &str, what: &str) -> Error {
-        Error::Format(format!("{}: {field}: {what}", self.file))
+        match self.index {
+            Some(i) => Error::Format(format!("{}: {field}[{i}]: {what}", self.file)),
+            None => Error::Format(format!("{}: {field}: {what}", self.file)),
+        }
     }
 
     fn varint(&mut self, field: &str) -> Result<u64> {
@@ -152,13 +216,14 @@ impl<'a> Reader<'a> {
         Err(self.err(field, "a varint longer than 10 bytes"))
     }
 
-    fn take(&mut self, n: u64, field: &str) -> Result<&'a [u8]> {
+    fn take(&mut self, n: u64, field: &str, num: Option<u32>) -> Result<&'a [u8]> {
         let left = (self.buf.len() - self.pos) as u64;
         if n > left {
-            return Err(self.err(
-                field,
-                &format!("claims {n} bytes but only {left} are left (truncated or corrupt)"),
-            ));
+            let what = format!("claims {n} bytes but only {left} are left (truncated or corrupt)");
+            return Err(match num {
+                Some(num) => self.err(field, &format!("field {num} {what}")),
+                None => self.err(field, &what),
+            });
         }
         let s = &self.buf[self.pos..self.pos + n as usize];
         self.pos += n as usize;
@@ -166,7 +231,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field: (number, value), or None at the end.
-    fn field(&mut self, msg: &str) -> Result<Option<(u32, Value)>> {
+    fn field(&mut self, msg: &str) -> Result<Option<(u32, Raw<'a>)>> {
         if self.pos == self.buf.len() {
             return Ok(None);
         }
@@ -178,18 +243,18 @@ impl<'a> Reader<'a> {
         }
         let num = num as u32;
         let value = match wire {
-            WIRE_VARINT => Value::Varint(self.varint(msg)?),
+            WIRE_VARINT => Raw::Varint(self.varint(msg)?),
             WIRE_FIXED64 => {
-                let b = self.take(8, msg)?;
-                Value::Fixed64(u64::from_le_bytes(b.try_into().unwrap()))
+                let b = self.take(8, msg, Some(num))?;
+                Raw::Fixed64(u64::from_le_bytes(b.try_into().unwrap()))
             }
             WIRE_LEN => {
                 let n = self.varint(msg)?;
-                Value::Bytes(self.take(n, &format!("{msg} field {num}"))?.to_vec())
+                Raw::Bytes(self.take(n, msg, Some(num))?)
             }
             WIRE_FIXED32 => {
-                let b = self.take(4, msg)?;
-                Value::Fixed32(u32::from_le_bytes(b.try_into().unwrap()))
+                let b = self.take(4, msg, Some(num))?;
+                Raw::Fixed32(u32::from_le_bytes(b.try_into().unwrap()))
             }
             _ => {
                 return Err(self.err(
@@ -203,10 +268,10 @@ impl<'a> Reader<'a> {
 }
 
 fn parse_message(buf: &[u8], file: &str, name: &str) -> Result<Message> {
-    let mut r = Reader { buf, pos: 0, file };
+    let mut r = Reader::new(buf, file, None);
     let mut fields = Vec::new();
-    while let Some(f) = r.field(name)? {
-        fields.push(f);
+    while let Some((num, raw)) = r.field(name)? {
+        fields.push((num, raw.owned()));
     }
     Ok(Message { fields })
 }
@@ -337,58 +402,64 @@ pub fn byte_of_piece(piece: &str) -> Option<u8> {
 }
 
 fn parse_piece(buf: &[u8], file: &str, id: usize) -> Result<Piece> {
-    let name = format!("pieces[{id}]");
-    let mut r = Reader { buf, pos: 0, file };
+    let name = || format!("pieces[{id}]");
+    let mut r = Reader::new(buf, file, Some(id));
     let mut piece = None;
     let mut score = 0.0f32;
     let mut kind = PieceType::Normal;
     let mut extra = Vec::new();
-    while let Some((num, value)) = r.field(&name)? {
+    while let Some((num, value)) = r.field("pieces")? {
         match (num, value) {
-            (1, Value::Bytes(b)) => match String::from_utf8(b) {
+            (1, Raw::Bytes(b)) => match std::str::from_utf8(b) {
                 Ok(s) => piece = Some(s),
                 Err(_) => {
                     return Err(Error::Format(format!(
-                        "{file}: {name}.piece: not valid UTF-8"
+                        "{file}: {}.piece: not valid UTF-8",
+                        name()
                     )))
                 }
             },
-            (2, Value::Fixed32(bits)) => score = f32::from_bits(bits),
-            (3, Value::Varint(v)) => {
+            (2, Raw::Fixed32(bits)) => score = f32::from_bits(bits),
+            (3, Raw::Varint(v)) => {
                 kind = PieceType::from_u64(v).ok_or_else(|| {
                     Error::Format(format!(
-                        "{file}: {name}.type: {v} is not a piece type (1-6)"
+                        "{file}: {}.type: {v} is not a piece type (1-6)",
+                        name()
                     ))
                 })?
             }
             (1..=3, _) => {
                 let f = ["piece", "score", "type"][num as usize - 1];
                 return Err(Error::Format(format!(
-                    "{file}: {name}.{f}: wrong wire type"
+                    "{file}: {}.{f}: wrong wire type",
+                    name()
                 )));
             }
-            (num, value) => put_field(&mut extra, num, &value),
+            (num, value) => put_field(&mut extra, num, &value.owned()),
         }
     }
     let piece = piece.unwrap_or_default();
     if piece.is_empty() {
         return Err(Error::Format(format!(
-            "{file}: {name}.piece: empty (pieces must not be empty)"
+            "{file}: {}.piece: empty (pieces must not be empty)",
+            name()
         )));
     }
     if score.is_nan() {
         return Err(Error::Format(format!(
-            "{file}: {name}.score: NaN ({piece:?})"
+            "{file}: {}.score: NaN ({piece:?})",
+            name()
         )));
     }
     if score.is_infinite() && matches!(kind, PieceType::Normal | PieceType::UserDefined) {
         return Err(Error::Format(format!(
-            "{file}: {name}.score: {score} for a {} piece ({piece:?})",
+            "{file}: {}.score: {score} for a {} piece ({piece:?})",
+            name(),
             kind.name()
         )));
     }
     Ok(Piece {
-        piece,
+        piece: piece.to_string(),
         score,
         kind,
         extra,
@@ -398,13 +469,13 @@ fn parse_piece(buf: &[u8], file: &str, id: usize) -> Result<Piece> {
 impl SpmModel {
     /// Reads a `.model` file's bytes; `file` names it in errors.
     pub fn parse(buf: &[u8], file: &str) -> Result<SpmModel> {
-        let mut r = Reader { buf, pos: 0, file };
+        let mut r = Reader::new(buf, file, None);
         let mut pieces = Vec::new();
         let mut rest = Message::default();
         while let Some((num, value)) = r.field("ModelProto")? {
             match (num, value) {
-                (1, Value::Bytes(b)) => pieces.push(parse_piece(&b, file, pieces.len())?),
-                (1..=5, Value::Bytes(b)) => rest.fields.push((num, Value::Bytes(b))),
+                (1, Raw::Bytes(b)) => pieces.push(parse_piece(b, file, pieces.len())?),
+                (1..=5, Raw::Bytes(b)) => rest.fields.push((num, Value::Bytes(b.to_vec()))),
                 (1..=5, _) => {
                     let f = [
                         "pieces",
@@ -417,7 +488,7 @@ impl SpmModel {
                         "{file}: ModelProto.{f}: wrong wire type (expected a message)"
                     )));
                 }
-                (num, value) => rest.fields.push((num, value)),
+                (num, value) => rest.fields.push((num, value.owned())),
             }
         }
         let sub = |num: u32, name: &str| -> Result<Option<Message>> {
@@ -429,19 +500,21 @@ impl SpmModel {
         let trainer = sub(2, "trainer_spec")?.unwrap_or_default();
         let normalizer = sub(3, "normalizer_spec")?;
         let denormalizer = sub(5, "denormalizer_spec")?;
-        let model = SpmModel {
+        let mut model = SpmModel {
             pieces,
             rest,
             trainer,
             normalizer,
             denormalizer,
+            index: PieceIndex::default(),
         };
         model.check(file)?;
         Ok(model)
     }
 
-    /// The checks sentencepiece makes when it loads a model, and those of the typed fields.
-    fn check(&self, file: &str) -> Result<()> {
+    /// The checks sentencepiece makes when it loads a model, and those of the typed fields;
+    /// builds the index of piece texts on the way.
+    fn check(&mut self, file: &str) -> Result<()> {
         if self.pieces.is_empty() {
             return Err(Error::Format(format!(
                 "{file}: ModelProto.pieces: no pieces (is this a SentencePiece model?)"
@@ -457,19 +530,26 @@ impl SpmModel {
         if let Some(n) = &self.denormalizer {
             normalizer_options(n, file, "denormalizer_spec")?;
         }
-        let mut normal: rustc_hash::FxHashMap<&str, usize> = Default::default();
-        let mut reserved: rustc_hash::FxHashMap<&str, usize> = Default::default();
+        let n = self.pieces.len();
+        let mut heads: FxHashMap<u64, u32> =
+            FxHashMap::with_capacity_and_hasher(n, Default::default());
+        let mut next = vec![NO_ID; n];
         let mut unk = None;
         for (i, p) in self.pieces.iter().enumerate() {
-            let map = match p.kind {
-                PieceType::Normal | PieceType::UserDefined | PieceType::Unused => &mut normal,
-                _ => &mut reserved,
-            };
-            if let Some(j) = map.insert(&p.piece, i) {
-                return Err(Error::Format(format!(
-                    "{file}: pieces[{i}].piece: {:?} is already pieces[{j}]",
-                    p.piece
-                )));
+            let h = text_hash(&p.piece);
+            let mut j = heads.get(&h).copied().unwrap_or(NO_ID);
+            while j != NO_ID {
+                let q = &self.pieces[j as usize];
+                if q.piece == p.piece && is_reserved(q.kind) == is_reserved(p.kind) {
+                    return Err(Error::Format(format!(
+                        "{file}: pieces[{i}].piece: {:?} is already pieces[{j}]",
+                        p.piece
+                    )));
+                }
+                j = next[j as usize];
+            }
+            if let Some(old) = heads.insert(h, i as u32) {
+                next[i] = old;
             }
             match p.kind {
                 PieceType::Unknown => {
@@ -502,7 +582,30 @@ impl SpmModel {
                 "{file}: ModelProto.pieces: no UNKNOWN piece (<unk>)"
             )));
         }
+        self.index = PieceIndex { heads, next };
         Ok(())
+    }
+
+    /// The id of a piece text, as sentencepiece's `PieceToId` (None where it gives unk).
+    pub fn piece_to_id(&self, text: &str) -> Option<u32> {
+        let mut found = None;
+        let mut id = self
+            .index
+            .heads
+            .get(&text_hash(text))
+            .copied()
+            .unwrap_or(NO_ID);
+        while id != NO_ID {
+            let p = &self.pieces[id as usize];
+            if p.piece == text {
+                if is_reserved(p.kind) {
+                    return Some(id);
+                }
+                found = Some(id);
+            }
+            id = self.index.next[id as usize];
+        }
+        found
     }
 
     pub fn model_type(&self, file: &str) -> Result<ModelType> {

@@ -45,8 +45,25 @@ const NONE: u32 = u32::MAX;
 
 impl Trie {
     /// Builds from (key, value, score) triples; keys must be distinct and non-empty.
-    pub fn new(mut keys: Vec<(&[u8], Rank, f32)>) -> Trie {
-        keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    pub fn new(keys: Vec<(&[u8], Rank, f32)>) -> Trie {
+        // sorted by the first 8 bytes as one integer, then by the rest: far fewer calls to
+        // memcmp than comparing the slices (a fifth of a 256k-piece load went to the sort)
+        let head = |k: &[u8]| {
+            let mut b = [0u8; 8];
+            let n = k.len().min(8);
+            b[..n].copy_from_slice(&k[..n]);
+            u64::from_be_bytes(b)
+        };
+        let mut order: Vec<(u64, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (head(k.0), i as u32))
+            .collect();
+        order.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| keys[a.1 as usize].0.cmp(keys[b.1 as usize].0))
+        });
+        let keys: Vec<(&[u8], Rank, f32)> = order.iter().map(|&(_, i)| keys[i as usize]).collect();
         let mut t = Trie {
             root: vec![NONE; 256],
             ..Default::default()
