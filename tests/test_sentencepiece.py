@@ -59,7 +59,9 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("spm")
     corpus = root / "corpus.txt"
     lines = [line for part in training_text() for line in part.splitlines() if line.strip()]
-    code = (os.path.dirname(bytepair.__file__) + "/tokenizer.py")
+    # Python source, fixed (a copy of an earlier tokenizer.py): the models, and so the texts
+    # their near-ties fall on, must not change whenever the package's own source does.
+    code = os.path.join(os.path.dirname(__file__), "data", "spm_code.txt")
     with open(code, encoding="utf-8") as f:
         lines += [line for line in f.read().splitlines()[:1500] if line.strip()]
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
