@@ -6,7 +6,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let t = std::time::Instant::now();
     let sp = SentencePiece::from_file(&args[1]).expect("model");
-    eprintln!("loaded {} pieces in {:.1} ms", sp.len(), t.elapsed().as_secs_f64() * 1e3);
+    eprintln!(
+        "loaded {} pieces in {:.1} ms",
+        sp.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
     let text = std::fs::read_to_string(&args[2]).expect("text");
     let passes: usize = args.get(3).map_or(3, |p| p.parse().unwrap());
     let mut scratch = Scratch::default();
