@@ -47,11 +47,14 @@ pub struct SpmBpe {
     id: u64,
 }
 
-/// The words a thread encoded last, for one model at a time: word -> (end in the word, id).
+/// A word's pieces as (end in the word, id).
+type Pieces = Box<[(u32, Rank)]>;
+
+/// The words a thread encoded last, for one model at a time.
 #[derive(Default)]
 struct WordCache {
     model: u64,
-    words: FxHashMap<Box<[u8]>, Box<[(u32, Rank)]>>,
+    words: FxHashMap<Box<[u8]>, Pieces>,
 }
 
 /// Entries a thread's word cache holds before it is emptied.

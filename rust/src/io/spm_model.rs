@@ -104,10 +104,8 @@ struct PieceIndex {
 const NO_ID: u32 = u32::MAX;
 
 fn text_hash(s: &str) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    s.hash(&mut h);
-    h.finish()
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(s)
 }
 
 fn is_reserved(k: PieceType) -> bool {
