@@ -149,6 +149,32 @@ impl<C: Count> PairHeap<C> {
         self.data.first()
     }
 
+    /// Whether the popped `e` still has its pair's count. A stale entry (the count fell since it
+    /// was pushed) goes back with the count the pair has now, unless that is below
+    /// `min_frequency`.
+    fn current(
+        &mut self,
+        e: Entry<C>,
+        pair_count: &FxHashMap<u64, C>,
+        vocab: &[Vec<u8>],
+        min_frequency: C,
+    ) -> bool {
+        let current = pair_count.get(&e.pair).copied().unwrap_or_default();
+        if current == e.count {
+            return true;
+        }
+        if current >= min_frequency {
+            self.push(
+                Entry {
+                    count: current,
+                    pair: e.pair,
+                },
+                vocab,
+            );
+        }
+        false
+    }
+
     fn push(&mut self, e: Entry<C>, vocab: &[Vec<u8>]) {
         self.data.push(e);
         let mut i = self.data.len() - 1;
@@ -418,17 +444,7 @@ fn run<C: Count>(
         let Some(mut top) = heap.pop(&vocab) else {
             break;
         };
-        let current = pair_count.get(&top.pair).copied().unwrap_or_default();
-        if current != top.count {
-            if current >= min_frequency {
-                heap.push(
-                    Entry {
-                        count: current,
-                        pair: top.pair,
-                    },
-                    &vocab,
-                );
-            }
+        if !heap.current(top, &pair_count, &vocab, min_frequency) {
             continue;
         }
         if opts.tie_break == TieBreak::First {
@@ -508,18 +524,9 @@ fn first_of_ties<C: Count>(
     let mut tied = vec![top];
     while heap.peek().is_some_and(|e| e.count == top.count) {
         let e = heap.pop(vocab).expect("peeked");
-        let current = pair_count.get(&e.pair).copied().unwrap_or_default();
-        if current != e.count {
-            if current >= min_frequency {
-                heap.push(
-                    Entry {
-                        count: current,
-                        pair: e.pair,
-                    },
-                    vocab,
-                );
-            }
-        } else if tied.iter().all(|t| t.pair != e.pair) {
+        if heap.current(e, pair_count, vocab, min_frequency)
+            && tied.iter().all(|t| t.pair != e.pair)
+        {
             tied.push(e);
         }
     }
