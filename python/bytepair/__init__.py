@@ -39,11 +39,14 @@ from bytepair.wordpiece import WordPieceTokenizer
 from bytepair.wordpiece_training import train_wordpiece, train_wordpiece_from_iterator
 
 if TYPE_CHECKING:
+    from bytepair.analysis.diff import DiffResult, diff
     from bytepair.corpus import Shards, encode_corpus, open_shards
 
 # Corpus encoding needs numpy, whose import is most of `import bytepair`'s time and memory
 # (about 1 s of 1.3 s and 14 MiB on the 2-core machine): its names load on first use.
 _LAZY = {"Shards", "encode_corpus", "open_shards"}
+# bytepair.diff is in bytepair.analysis, which imports numpy as well.
+_LAZY_ANALYSIS = {"DiffResult", "diff"}
 
 
 def __getattr__(name: str) -> Any:
@@ -51,6 +54,12 @@ def __getattr__(name: str) -> Any:
         import bytepair.corpus
 
         value = getattr(bytepair.corpus, name)
+        globals()[name] = value
+        return value
+    if name in _LAZY_ANALYSIS:
+        import importlib
+
+        value = getattr(importlib.import_module("bytepair.analysis.diff"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'bytepair' has no attribute {name!r}")
@@ -68,6 +77,7 @@ __all__ = [
     "BytepairError",
     "BytepairWarning",
     "CorpusError",
+    "DiffResult",
     "DisallowedSpecialTokenError",
     "FormatError",
     "PATTERNS",
@@ -81,6 +91,7 @@ __all__ = [
     "VocabError",
     "WordPieceTokenizer",
     "__version__",
+    "diff",
     "dump_gpt2",
     "dump_minbpe",
     "dump_spm",

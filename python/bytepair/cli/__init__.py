@@ -9,7 +9,8 @@
 One module per command, each with ``add_parser(commands)`` (its options and help) and
 ``run(args, parser)``; ``COMMANDS`` lists them in the order ``--help`` shows them.
 Errors are printed as one line, ``bytepair: error: <message>``, with exit status 1 (2 for
-wrong usage); Ctrl-C exits with 130. ``python -m bytepair`` runs the same command.
+wrong usage; ``diff`` fails with 2, as its 1 means "the tokenizers differ"); Ctrl-C exits
+with 130. ``python -m bytepair`` runs the same command.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from types import ModuleType
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import bytepair  # noqa: E402  (after the line above)
-from bytepair.cli import compare, convert, count, decode, encode, encode_corpus, report, show, stats, sweep, trace, train, viz
+from bytepair.cli import compare, convert, count, decode, diff, encode, encode_corpus, extend, graft, prune, report, show, stats, sweep, trace, train, viz
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
@@ -36,9 +37,9 @@ __all__ = ["COMMANDS", "main"]
 
 # The order `bytepair --help` lists them in.
 COMMANDS: tuple[ModuleType, ...] = (
-    train, encode, decode, show, convert,  # tokenizers
+    train, encode, decode, show, convert, prune, extend, graft,  # tokenizers
     encode_corpus, count,  # token shards for training (corpus/)
-    viz, trace, stats, sweep, compare, report,  # looking at a tokenizer (analysis/, views/)
+    viz, trace, stats, sweep, compare, diff, report,  # looking at a tokenizer (analysis/, views/)
 )
 
 
