@@ -296,3 +296,23 @@ def test_cli_reads_a_corpus_and_texts(tmp_path: Path, capsys: pytest.CaptureFixt
     result = json.loads(capsys.readouterr().out)
     assert result["documents"] == 2 and {s["source"] for s in result["sources"]} == {"text", "corpus"}
     assert os.path.exists(corpus)
+
+
+def test_sentencepiece_models_are_compared_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    lines = (Path(__file__).parent / "data" / "spm_code.txt").read_text(encoding="utf-8").splitlines()
+    for kind in ("unigram", "bpe"):
+        with open(tmp_path / f"{kind}.model", "wb") as f:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=iter(lines), model_writer=f, vocab_size=600, model_type=kind, minloglevel=2
+            )
+    unigram = bytepair.load(tmp_path / "unigram.model")
+    assert bytepair.diff(unigram, str(tmp_path / "unigram.model"), mixed=MIXED).equal
+    r = bytepair.diff(unigram, str(tmp_path / "bpe.model"), mixed=MIXED)
+    assert not r.equal and r.kind_a == "SentencePiece unigram"
+    bpe = bytepair.load(tmp_path / "bpe.model")
+    d = r.shortest
+    assert d is not None and unigram.encode(d.text) == d.a_ids != d.b_ids == bpe.encode(d.text)
+    # The command line reads .model files (other commands refuse them).
+    assert main(["diff", str(tmp_path / "unigram.model"), str(tmp_path / "bpe.model"), "--mixed", "10"]) == 1
+    assert "SentencePiece bpe" in capsys.readouterr().out

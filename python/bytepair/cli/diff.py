@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from bytepair._display import token_repr
-from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_any, plural, positive
+from bytepair.cli._common import PROG, CommandError, Formatter, load_any, plural, positive
 from bytepair.errors import BytepairError
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
     result = _named(result, args.a, args.b)
     out = sys.stdout
     if args.json:
-        json.dump(result.to_dict(), out, ensure_ascii=False)
+        json.dump(result.to_dict(), out)  # ASCII: a lone surrogate in an input stays valid JSON
         out.write("\n")
     else:
         out.write("\n".join(report(result)) + "\n")
@@ -174,8 +174,8 @@ examples:
   {PROG} diff gpt2 cl100k_base --corpus docs/ --max-docs 1000 --json
   {PROG} diff tok.json tok_hf/ --no-hostile --corpus eval.jsonl --time-limit 60""",
     )
-    p.add_argument("a", metavar="A", help=TOK_HELP.replace(" (required)", ""))
-    p.add_argument("b", metavar="B", help="the other tokenizer (the same kinds)")
+    p.add_argument("a", metavar="A", help="a tokenizer in any format bytepair reads (SentencePiece .model too), or gpt2, r50k_base, cl100k_base, o200k_base")
+    p.add_argument("b", metavar="B", help="the other tokenizer, as A")
     p.add_argument("--corpus", action="append", default=[], metavar="PATH",
                    help="also compare the documents of PATH (file, directory, glob; repeat); a text file in blocks of about 8 KiB")
     p.add_argument("--text", action="append", default=[], metavar="TEXT", help="also compare on TEXT (repeat)")
