@@ -282,6 +282,9 @@ def test_cli_exit_statuses_and_json(tmp_path: Path, gpt2: Tokenizer, capsys: pyt
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
     assert main(["diff", "gpt2", str(tmp_path / "bad.json")]) == 2
     assert capsys.readouterr().err.startswith("bytepair: error: ")
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
+    assert main(["diff", "gpt2", "gpt2", "--corpus", str(tmp_path / "latin1.txt")]) == 2
+    assert "latin1.txt" in capsys.readouterr().err
     assert main(["diff", "gpt2", "gpt2", "--max-docs", "-1"]) == 2
     assert main(["diff", "gpt2"]) == 2
     capsys.readouterr()

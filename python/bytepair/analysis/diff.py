@@ -524,7 +524,7 @@ def _corpus_documents(paths: Sequence[str], text_field: str) -> Iterator[tuple[s
 
     for f in resolve(Source(list(paths), name="corpus", text_field=text_field), True):
         if f.jsonl or f.parquet:
-            for d in documents(f, text_field=text_field, errors="replace"):
+            for d in documents(f, text_field=text_field):
                 yield f"corpus:{f.path}", d
         else:
             for d in text_blocks(f, DOC_BYTES):
@@ -550,7 +550,8 @@ def diff(
     """Where ``a`` and ``b`` disagree: their vocabularies, and their ids on ``texts``, on the
     documents of ``corpus`` (paths, globs, directories; .txt, .jsonl, .gz, .zst, .parquet as
     everywhere in bytepair; a text file in blocks of about 8 KiB, at most ``max_docs``
-    documents) and, with ``hostile``, on :func:`hostile_inputs` (``mixed`` random ones,
+    documents; bytes that are not UTF-8 raise :class:`~bytepair.errors.CorpusError` naming the
+    file and offset) and, with ``hostile``, on :func:`hostile_inputs` (``mixed`` random ones,
     ``seed``), each tokenizer's special tokens included.
 
     ``a`` and ``b`` are tokenizer objects (byte-level BPE, WordPiece, SentencePiece), pretrained

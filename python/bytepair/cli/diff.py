@@ -122,8 +122,10 @@ def report(r: DiffResult) -> list[str]:
         specials.append("only in B: " + ", ".join(f"{t} {i}" for t, i in list(v.specials_only_b.items())[:5]))
     lines.append("  special tokens           " + ("; ".join(specials) if specials else "none"))
     lines.append("")
-    share = f" ({100 * r.share:.1f}%)" if r.documents else ""
-    lines.append(f"encodings: {r.differ:,} of {plural(r.documents, 'input')} differ{share}")
+    if r.documents:
+        lines.append(f"encodings: {r.differ:,} of {plural(r.documents, 'input')} differ ({100 * r.share:.1f}%)")
+    else:
+        lines.append("encodings: no inputs compared")
     width = max((len(s.source) for s in r.sources), default=0)
     for s in r.sources:
         lines.append(f"  {s.source:<{width}}  {s.differ:>6,} of {s.documents:,}")
@@ -153,7 +155,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = commands.add_parser(
         "diff",
         formatter_class=Formatter,
-        help="where two tokenizers disagree: vocabularies and ids on hostile inputs",
+        help="where two tokenizers disagree: vocab and ids",
         description="""\
 Compare two tokenizers in any formats bytepair reads (or pretrained names):
 their vocabularies id by id (ordinary tokens as bytes; special tokens by text
