@@ -17,6 +17,7 @@ except what a time limit cuts short (``DiffResult.complete`` says so).
 
 from __future__ import annotations
 
+import bisect
 import os
 import random
 import re
@@ -43,6 +44,9 @@ TokenizerLike = Union[AnyTokenizer, str, "os.PathLike[str]"]
 #: no piece of the shipped pre-tokenizers crosses the cut (see ``Corpus.blocks``); a JSON-lines or
 #: Parquet file record by record.
 DOC_BYTES = 8 << 10
+
+# Differing inputs kept, per kind of source, to be shrunk.
+_KEEP = 6
 
 # What encoding one input gave: the ids, or the name of the exception it raised.
 _Outcome = Union[tuple[int, ...], str]
@@ -598,7 +602,9 @@ def diff(
     reserve = 0.0 if time_limit is None else min(shrink_time, time_limit / 4)
     stop = None if time_limit is None else start + time_limit - reserve
     counts: dict[str, list[int]] = {}
-    differing: list[tuple[int, int, str, str]] = []  # (characters, order, source, text)
+    # The shortest differing inputs of each kind of source, (characters, order, source, text):
+    # a few, so that memory does not grow with the corpus.
+    kept: dict[str, list[tuple[int, int, str, str]]] = {}
     complete = True
     documents = n_differ = 0
     for source, text in inputs():
@@ -606,28 +612,30 @@ def diff(
             complete = False
             break
         documents += 1
-        c = counts.setdefault(source.split(":", 1)[0] if source.startswith("corpus:") else source, [0, 0])
+        kind = source.split(":", 1)[0]
+        c = counts.setdefault(kind, [0, 0])
         c[0] += 1
         if _outcome(enc_a, text) != _outcome(enc_b, text):
             n_differ += 1
             c[1] += 1
-            differing.append((len(text), len(differing), source, text))
+            shortest_of_kind = kept.setdefault(kind, [])
+            entry = (len(text), n_differ, source, text)
+            if len(shortest_of_kind) < _KEEP or entry < shortest_of_kind[-1]:
+                bisect.insort(shortest_of_kind, entry)
+                del shortest_of_kind[_KEEP:]
 
     def differs(s: str) -> bool:
         return _outcome(enc_a, s) != _outcome(enc_b, s)
 
     shortest: Disagreement | None = None
-    if differing:
+    if kept:
         budget_end = time.monotonic() + shrink_time
         if time_limit is not None:
             budget_end = min(budget_end, start + time_limit)
-        # The shortest few, one per source first: a long document may shrink below a short one.
-        differing.sort()
-        firsts: dict[str, tuple[int, int, str, str]] = {}
-        for d in differing:
-            firsts.setdefault(d[2], d)
-        candidates = sorted(firsts.values())[:6]
-        candidates += [d for d in differing[:6] if d not in candidates]
+        # The shortest of each kind of source first (a long document may shrink below a short
+        # one), then the shortest of all.
+        candidates = sorted(lst[0] for lst in kept.values())[:_KEEP]
+        candidates += [d for d in sorted(d for lst in kept.values() for d in lst)[:_KEEP] if d not in candidates]
         best: tuple[int, int, str, str, int] | None = None  # (characters, bytes, text, source, original)
         for k, (length, _, source, text) in enumerate(candidates):
             now = time.monotonic()
