@@ -33,6 +33,7 @@ from bytepair.patterns import PATTERNS
 from bytepair.pipeline.added_tokens import AddedToken
 from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.sources import Source
+from bytepair.surgery import Residues, Surgery, extend, graft, prune, residues
 from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
 from bytepair.wordpiece import WordPieceTokenizer
@@ -82,10 +83,12 @@ __all__ = [
     "FormatError",
     "PATTERNS",
     "PatternError",
+    "Residues",
     "SentencePieceTokenizer",
     "Shards",
     "Source",
     "StreamDecoder",
+    "Surgery",
     "Tokenizer",
     "UnknownTokenError",
     "VocabError",
@@ -98,7 +101,9 @@ __all__ = [
     "dump_tiktoken",
     "encode_corpus",
     "encoding_for_model",
+    "extend",
     "get_encoding",
+    "graft",
     "list_encoding_names",
     "load",
     "load_gpt2",
@@ -107,6 +112,8 @@ __all__ = [
     "load_spm",
     "load_tiktoken",
     "open_shards",
+    "prune",
+    "residues",
     "save_hf",
     "sources_table",
     "to_tiktoken",

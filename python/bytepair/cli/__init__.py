@@ -29,7 +29,7 @@ from types import ModuleType
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import bytepair  # noqa: E402  (after the line above)
-from bytepair.cli import compare, convert, count, decode, diff, encode, encode_corpus, report, show, stats, sweep, trace, train, viz
+from bytepair.cli import compare, convert, count, decode, diff, encode, encode_corpus, extend, graft, prune, report, show, stats, sweep, trace, train, viz
 from bytepair.cli._common import PROG, CommandError, Formatter
 from bytepair.errors import BytepairError
 
@@ -37,7 +37,7 @@ __all__ = ["COMMANDS", "main"]
 
 # The order `bytepair --help` lists them in.
 COMMANDS: tuple[ModuleType, ...] = (
-    train, encode, decode, show, convert,  # tokenizers
+    train, encode, decode, show, convert, prune, extend, graft,  # tokenizers
     encode_corpus, count,  # token shards for training (corpus/)
     viz, trace, stats, sweep, compare, diff, report,  # looking at a tokenizer (analysis/, views/)
 )

@@ -118,6 +118,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         return _wordpiece.run_show(args, tok)
     limit = 0 if args.all else args.limit
+    if args.residues:
+        return _show_residues(args.tokenizer, tok, limit)
     # A rank model (tiktoken) is shown by its ranks; tok.merges would give its recovered merges.
     merges: list[tuple[bytes, bytes]] | None = tok.merges if tok._merges is not None else None
     vocab = tok.vocab
@@ -213,6 +215,32 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _show_residues(name: str, tok: Tokenizer, limit: int) -> int:
+    """``show --residues``: the tokens no text encodes to (bytepair.surgery.residues)."""
+    from bytepair.surgery import residues
+
+    found = residues(tok)
+    ids = found.ids
+    lines = [
+        f"{name}: {plural(len(ids), 'residue')} (tokens no text encodes to, proven), "
+        f"{len(found.witness):,} tokens seen in a text, {len(found.undecided):,} undecided"
+    ]
+    reasons = {"not-utf8": "bytes no UTF-8 text has", "unmade": "the merges never make it"}
+    rows = [["id", "token", "why"]]
+    shown = ids if limit == 0 else ids[:limit]
+    for i in shown:
+        rows.append([str(i), token_repr(tok.decode_single_token_bytes(i), _TOKEN_COLUMNS), reasons[found.proven[i]]])
+    if ids:
+        lines.extend(table(rows, [True, False, False], ["  ", "  "]))
+    if len(shown) < len(ids):
+        lines.append(f"... {len(ids) - len(shown):,} more; see them with --limit N or --all")
+    if found.undecided:
+        some = ", ".join(token_repr(tok.decode_single_token_bytes(i), _TOKEN_COLUMNS) for i in found.undecided[:10])
+        lines.append(f"undecided (neither proven nor seen): {some}" + (" ..." if len(found.undecided) > 10 else ""))
+    sys.stdout.write("\n".join(_printable(line) for line in lines) + "\n")
+    return 0
+
+
 def _printable(line: str) -> str:
     """``line`` with every character a terminal would act on (escape sequences, bell, line
     breaks, bidi controls...) shown as an escape: a tokenizer file is untrusted input."""
@@ -245,6 +273,7 @@ examples:
   {PROG} show shakespeare.json --limit 20
   {PROG} show tok.json --all | less        # every merge
   {PROG} show tok.json --tokens            # the vocabulary by id
+  {PROG} show gpt2 --residues              # tokens no text encodes to
   {PROG} show o200k_base --limit 300       # GPT-4o's tokens (pretrained encodings have no merge list)""",
     )
     show.add_argument(
@@ -255,6 +284,9 @@ examples:
     )
     show.add_argument("--all", action="store_true", help="list them all (same as --limit 0)")
     show.add_argument("--tokens", action="store_true", help="list the vocabulary by id instead of the merges")
+    show.add_argument(
+        "--residues", action="store_true", help="list the tokens no text encodes to (proven from the merges; `prune --drop-residues`)"
+    )
     show.set_defaults(run=run, subparser=show)
 
 
