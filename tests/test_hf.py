@@ -175,10 +175,12 @@ BAD = [
     ("normalizer", {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Strip"}]}, "normalizer.normalizers[1]: Strip"),
     ("pre_tokenizer.pretokenizers.0.behavior", "Removed", "pre_tokenizer.pretokenizers[0].behavior"),
     ("pre_tokenizer.pretokenizers.1.add_prefix_space", True, "pre_tokenizer.pretokenizers[1].add_prefix_space"),
-    ("pre_tokenizer", {"type": "Metaspace", "replacement": "▁"}, "pre_tokenizer: Metaspace"),
+    # (a Metaspace file without ByteLevel is SentencePiece-style: bytepair.formats.hf_spm reads it)
+    ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Metaspace", "replacement": "▁"}]},
+     "pre_tokenizer.pretokenizers[1]: Metaspace"),
     ("pre_tokenizer", {"type": "Whitespace"}, "pre_tokenizer: Whitespace"),
     ("decoder", {"type": "Metaspace"}, "decoder: Metaspace"),
-    ("model.type", "Unigram", "model: Unigram"),
+    ("model.type", "Unigram", "model.vocab: must be a non-empty list of [piece, score]"),  # read by hf_spm
     ("model.dropout", 0.1, "model.dropout"),
     ("model.byte_fallback", True, "model.byte_fallback"),
     ("added_tokens.0.lstrip", "yes", "added_tokens[0].lstrip must be true or false"),  # lstrip=true is read

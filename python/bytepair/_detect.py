@@ -120,6 +120,10 @@ def load(
         return from_dict(doc, where=where)
     if _is_hf_wordpiece(doc):
         return _wordpiece_from_hf(doc, where)
+    from bytepair.formats.hf_spm import from_hf_spm, is_hf_spm
+
+    if is_hf_spm(doc):  # Unigram, or BPE with byte fallback / Metaspace (SentencePiece style)
+        return from_hf_spm(doc, where=where)
     if isinstance(doc, dict) and "model" in doc and isinstance(doc["model"], dict):
         from bytepair.formats.hf import from_hf_dict
 

@@ -58,6 +58,7 @@ from bytepair.tokenizer import ROLES, Tokenizer
 
 if TYPE_CHECKING:
     from bytepair._api import ModelInputs
+    from bytepair.formats.hf_spm import HFSentencePieceTokenizer
     from bytepair.wordpiece import WordPieceTokenizer
 
 __all__ = ["from_hf_dict", "load_hf", "load_pretrained", "save_hf", "save_pretrained", "to_hf_dict"]
@@ -436,7 +437,7 @@ def _roles_of(directory: str) -> dict[str, str]:
     return roles
 
 
-def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer | WordPieceTokenizer:
+def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer | WordPieceTokenizer | HFSentencePieceTokenizer:
     """Reads a model directory: ``tokenizer.json`` if present, else ``vocab.json`` +
     ``merges.txt``; special-token roles from ``tokenizer_config.json`` / ``special_tokens_map.json``;
     the model-input settings (``model_max_length``, ``padding_side``, ``truncation_side``,
@@ -451,6 +452,10 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer | WordPieceT
         tok = _hf_fast_load(tj, roles)
         if tok is None:
             doc = read_json(tj)
+            from bytepair.formats.hf_spm import from_hf_spm, is_hf_spm
+
+            if is_hf_spm(doc):  # Unigram, or SentencePiece-style BPE: its own pipeline, no config
+                return from_hf_spm(doc, where=tj)
             if isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("type") == "WordPiece":
                 from bytepair.formats.hf_wordpiece import wordpiece_from_hf
 

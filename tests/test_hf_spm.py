@@ -1,0 +1,243 @@
+"""Hugging Face ``tokenizer.json`` files of the SentencePiece family against ``tokenizers``.
+
+SentencePiece models (Unigram and BPE, with and without byte fallback) are trained in the test on
+tests/data/spm_code.txt plus multilingual text, then turned into ``tokenizer.json`` files the way
+users get them: transformers' ``LlamaTokenizer`` / ``T5Tokenizer`` built from the model's pieces
+and saved with ``save_pretrained``, transformers' ``SpmConverter.build_tokenizer_from_spm_proto``,
+and tokenizers' own ``SentencePieceUnigramTokenizer`` / ``SentencePieceBPETokenizer`` trained on the
+same text. ``bytepair.load(file).encode(text)`` must equal ``tokenizers``'
+``encode(text, add_special_tokens=False).ids``, and ``decode`` its ``decode``, on the corpus lines,
+fixed edge cases and random text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import FormatError
+from bytepair.formats.hf_spm import HFSentencePieceTokenizer, from_hf_spm
+from tests.strategies import any_char, busy_char
+
+spm = pytest.importorskip("sentencepiece")
+tokenizers = pytest.importorskip("tokenizers")
+transformers = pytest.importorskip("transformers")
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+MODELS: dict[str, dict[str, Any]] = {
+    "unigram": dict(model_type="unigram", vocab_size=700),
+    "unigram_bytes": dict(model_type="unigram", vocab_size=700, byte_fallback=True, character_coverage=0.995),
+    "bpe": dict(model_type="bpe", vocab_size=700, character_coverage=0.995),
+    "bpe_bytes": dict(model_type="bpe", vocab_size=700, byte_fallback=True, character_coverage=0.995),
+}
+
+
+def _lines() -> list[str]:
+    with open(os.path.join(DATA, "spm_code.txt"), encoding="utf-8") as f:
+        code = [line for line in f.read().splitlines()[:1500] if line.strip()]
+    with open(os.path.join(DATA, "multilingual.txt"), encoding="utf-8") as f:
+        return code + [line for line in f.read().splitlines() if line.strip()]
+
+
+def _proto(sp: Any, byte_fallback: bool) -> SimpleNamespace:
+    """What transformers' converter reads of a ModelProto, from the processor (no protobuf)."""
+    pieces = []
+    for i in range(sp.get_piece_size()):
+        kind = 2 if sp.is_unknown(i) else 3 if sp.is_control(i) else 6 if sp.is_byte(i) else 5 if sp.is_unused(i) else 1
+        pieces.append(SimpleNamespace(piece=sp.id_to_piece(i), score=sp.get_score(i), type=kind))
+    return SimpleNamespace(
+        pieces=pieces,
+        trainer_spec=SimpleNamespace(byte_fallback=byte_fallback, unk_piece="<unk>", unk_id=sp.unk_id(), model_type=1),
+        normalizer_spec=SimpleNamespace(
+            precompiled_charsmap=b"", add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from tokenizers import SentencePieceBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer
+    from transformers import LlamaTokenizer, T5Tokenizer
+    from transformers.convert_slow_tokenizer import SpmConverter
+    from transformers.tokenization_utils_base import generate_merges
+
+    root = tmp_path_factory.mktemp("hf_spm")
+    lines = _lines()
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out: dict[str, str] = {}
+
+    def save(name: str, tok: Any) -> None:
+        path = str(root / f"{name}.json")
+        tok.save(path)
+        out[name] = path
+
+    for name, opts in MODELS.items():
+        prefix = str(root / name)
+        # identity: the converted files then have no Precompiled normalizer (not supported yet)
+        spm.SentencePieceTrainer.train(
+            input=str(corpus), model_prefix=prefix, minloglevel=2, num_threads=1,
+            normalization_rule_name="identity", **opts,
+        )
+        sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+        pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+        controls = [p for i, (p, _) in enumerate(pieces) if sp.is_control(i) or sp.is_unknown(i)]
+        proto = _proto(sp, opts.get("byte_fallback", False))
+        if opts["model_type"] == "bpe":
+            vocab = {p: i for i, (p, _) in enumerate(pieces)}
+            for legacy in (False, True):
+                llama = LlamaTokenizer(vocab=dict(vocab), merges=generate_merges(vocab), legacy=legacy)
+                d = root / f"{name}_llama_{legacy}"
+                llama.save_pretrained(str(d))
+                out[f"{name}_llama{'_legacy' if legacy else ''}"] = str(d / "tokenizer.json")
+            conv = SpmConverter.build_tokenizer_from_spm_proto(proto, dict(vocab), legacy=True)
+        else:
+            t5 = T5Tokenizer(vocab=list(pieces), extra_ids=3)
+            d = root / f"{name}_t5"
+            t5.save_pretrained(str(d))
+            out[f"{name}_t5"] = str(d / "tokenizer.json")
+            conv = SpmConverter.build_tokenizer_from_spm_proto(proto, list(pieces), legacy=True)
+        conv.add_special_tokens(controls)
+        save(f"{name}_converted", conv)
+    uni = SentencePieceUnigramTokenizer()
+    uni.train_from_iterator(lines, vocab_size=600, unk_token="<unk>", special_tokens=["<unk>", "<s>"], show_progress=False)
+    save("hf_unigram", uni)
+    bpe = SentencePieceBPETokenizer(fuse_unk=False)
+    bpe.train_from_iterator(lines, vocab_size=600, special_tokens=["<unk>"], show_progress=False, limit_alphabet=200)
+    save("hf_bpe", bpe)
+    bpe = SentencePieceBPETokenizer(fuse_unk=True)
+    bpe.train_from_iterator(lines, vocab_size=600, special_tokens=["<unk>"], show_progress=False, limit_alphabet=200)
+    save("hf_bpe_fuse", bpe)
+    assert all(Tokenizer.from_file(p) for p in out.values())
+    return out
+
+
+NAMES = [
+    *(f"{n}_{kind}" for n in ("unigram", "unigram_bytes") for kind in ("t5", "converted")),
+    *(f"{n}_{kind}" for n in ("bpe", "bpe_bytes") for kind in ("llama", "llama_legacy", "converted")),
+    "hf_unigram", "hf_bpe", "hf_bpe_fuse",
+]
+
+
+@pytest.fixture(scope="module")
+def pairs(files: dict[str, str]) -> dict[str, tuple[HFSentencePieceTokenizer, Any]]:
+    from tokenizers import Tokenizer
+
+    out = {}
+    for name in NAMES:
+        tok = bytepair.load(files[name])
+        assert isinstance(tok, HFSentencePieceTokenizer), name
+        out[name] = (tok, Tokenizer.from_file(files[name]))
+    return out
+
+
+EXTRA = [
+    "", " ", "   ", "a", " a", "a ", "  lots   of   space  ", "tab\there\nnew\r\nline", "12345 678.9",
+    "日本語のテキスト", "😀👍🏽 emoji", "Ünïcödé ßtraße", "\u3000full\u3000width\u3000", "a\u00a0b\u2003c",
+    "\U0010ffff\ue000", "<s>x</s> <unk>y", "<s>", " <s> ", "<0x41><0x0A>", "▁▁x ▁", "ﬁ ① Ⅻ",
+    "def f(x):\n    return x  # ok", "<extra_id_0> a<extra_id_2>b",
+]
+
+
+def check(tok: HFSentencePieceTokenizer, hf: Any, text: str) -> None:
+    want = hf.encode(text, add_special_tokens=False).ids
+    got = tok.encode(text)
+    assert got == want, (text, hf.encode(text, add_special_tokens=False).tokens, tok.tokenize(text))
+    assert tok.decode(want) == hf.decode(want), (text, want)
+    assert tok.decode(want, skip_special_tokens=False) == hf.decode(want, skip_special_tokens=False), (text, want)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_corpus_and_edge_cases(pairs: dict[str, tuple[HFSentencePieceTokenizer, Any]], name: str) -> None:
+    tok, hf = pairs[name]
+    lines = _lines()
+    for text in lines[::7] + EXTRA + ["\n".join(lines[:300])]:
+        check(tok, hf, text)
+    assert tok.encode_batch(lines[:50]) == [e.ids for e in hf.encode_batch(lines[:50], add_special_tokens=False)]
+    assert len(tok) == hf.get_vocab_size()
+    for i in range(len(tok)):
+        assert tok.id_to_token(i) == hf.id_to_token(i)
+        assert tok.token_to_id(hf.id_to_token(i)) == hf.token_to_id(hf.id_to_token(i))
+
+
+random_text = st.lists(
+    st.one_of(
+        busy_char, any_char,
+        st.sampled_from([" ", "  ", "\t", "\n", "▁", "😀", "\u0301", "<s>", "</s>", "<unk>", "<0x41>", "1", "99", "ß"]),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=int(os.environ.get("BYTEPAIR_HYPOTHESIS_EXAMPLES", "100")) * 3, deadline=None)
+@given(text=random_text, name=st.sampled_from(NAMES))
+def test_random_text(pairs: dict[str, tuple[HFSentencePieceTokenizer, Any]], text: str, name: str) -> None:
+    tok, hf = pairs[name]
+    check(tok, hf, text)
+
+
+@settings(deadline=None)
+@given(data=st.data(), name=st.sampled_from(NAMES))
+def test_decode_any_ids(pairs: dict[str, tuple[HFSentencePieceTokenizer, Any]], data: st.DataObject, name: str) -> None:
+    tok, hf = pairs[name]
+    ids = data.draw(st.lists(st.integers(0, len(tok) - 1), max_size=30))
+    assert tok.decode(ids) == hf.decode(ids)
+    assert tok.decode(ids, skip_special_tokens=False) == hf.decode(ids, skip_special_tokens=False)
+
+
+def test_pickle_and_directory(pairs: dict[str, tuple[HFSentencePieceTokenizer, Any]], files: dict[str, str]) -> None:
+    import pickle
+
+    tok, hf = pairs["bpe_bytes_llama"]
+    again = pickle.loads(pickle.dumps(tok))
+    assert again.encode("Hello  world 😀") == hf.encode("Hello  world 😀", add_special_tokens=False).ids
+    # a save_pretrained directory loads too
+    d = bytepair.load(os.path.dirname(files["unigram_t5"]))
+    assert isinstance(d, HFSentencePieceTokenizer)
+    assert d.model_type == "unigram"
+
+
+def _doc(files: dict[str, str], name: str) -> dict[str, Any]:
+    with open(files[name], encoding="utf-8") as f:
+        doc: dict[str, Any] = json.load(f)
+    return doc
+
+
+def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -> None:
+    doc = _doc(files, "unigram_t5")
+    cases: list[tuple[dict[str, Any], str]] = []
+    cases.append(({**doc, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "Precompiled"))
+    cases.append(({**doc, "normalizer": {"type": "BertNormalizer"}}, "BertNormalizer"))
+    cases.append(({**doc, "pre_tokenizer": {"type": "Digits", "individual_digits": True}}, "Digits"))
+    cases.append(({**doc, "decoder": {"type": "WordPiece"}}, "WordPiece"))
+    cases.append(({**doc, "model": {**doc["model"], "unk_id": None}}, "unk_id"))
+    added = [dict(e) for e in doc["added_tokens"]]
+    added[0]["normalized"] = True
+    cases.append(({**doc, "added_tokens": added, "normalizer": {"type": "NFKC"}}, "normalized=true"))
+    bpe = _doc(files, "bpe_bytes_llama")
+    vocab = dict(bpe["model"]["vocab"])
+    vocab["<0x41>a"] = len(vocab)
+    merges = [*bpe["model"]["merges"], ["<0x41>", "a"]]
+    cases.append(({**bpe, "model": {**bpe["model"], "vocab": vocab, "merges": merges}}, "byte token"))
+    cases.append(({**bpe, "model": {**bpe["model"], "merges": [*merges, ["a", "zz"]]}}, "model.merges["))
+    cases.append(({**bpe, "model": {**bpe["model"], "dropout": 0.1}}, "dropout"))
+    cases.append(({**bpe, "normalizer": {"type": "Replace", "pattern": {"Regex": r"\p{L}"}, "content": "x"}}, "\\p"))
+    for bad, why in cases:
+        with pytest.raises(FormatError) as e:
+            from_hf_spm(bad, where="some/tokenizer.json")
+        assert "some/tokenizer.json" in str(e.value) and why in str(e.value), (why, str(e.value))
+
+
+def test_byte_level_files_still_go_to_the_byte_level_reader(tmp_path: Any) -> None:
+    tok = bytepair.train_from_iterator(["hello world"] * 20, vocab_size=260)
+    p = tmp_path / "tokenizer.json"
+    bytepair.formats.hf.save_hf(tok, p)
+    assert isinstance(bytepair.load(p), bytepair.Tokenizer)
