@@ -37,7 +37,50 @@ MODELS: dict[str, dict[str, Any]] = {
     "unigram_bytes": dict(model_type="unigram", vocab_size=700, byte_fallback=True, character_coverage=0.995),
     "bpe": dict(model_type="bpe", vocab_size=700, character_coverage=0.995),
     "bpe_bytes": dict(model_type="bpe", vocab_size=700, byte_fallback=True, character_coverage=0.995),
+    # nmt_nfkc: the converted files get a Precompiled normalizer (the model's charsmap)
+    "unigram_nfkc": dict(model_type="unigram", vocab_size=700, normalization_rule_name="nmt_nfkc"),
+    "bpe_nfkc": dict(model_type="bpe", vocab_size=700, byte_fallback=True, normalization_rule_name="nmt_nfkc"),
 }
+
+
+def _fields(buf: bytes) -> list[tuple[int, Any]]:
+    """The top-level fields of a protobuf message: (number, int or bytes)."""
+    out: list[tuple[int, Any]] = []
+    i = 0
+
+    def varint() -> int:
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+
+    while i < len(buf):
+        key = varint()
+        wire = key & 7
+        if wire == 0:
+            out.append((key >> 3, varint()))
+        elif wire == 2:
+            n = varint()
+            out.append((key >> 3, buf[i : i + n]))
+            i += n
+        else:
+            width = 4 if wire == 5 else 8
+            out.append((key >> 3, buf[i : i + width]))
+            i += width
+    return out
+
+
+def _charsmap(model_file: str) -> bytes:
+    """normalizer_spec.precompiled_charsmap of a .model (no protobuf package needed)."""
+    with open(model_file, "rb") as f:
+        spec = [v for n, v in _fields(f.read()) if n == 3]
+    found = [v for n, v in _fields(spec[0]) if n == 2] if spec else []
+    return bytes(found[0]) if found else b""
 
 
 def _lines() -> list[str]:
@@ -47,7 +90,7 @@ def _lines() -> list[str]:
         return code + [line for line in f.read().splitlines() if line.strip()]
 
 
-def _proto(sp: Any, byte_fallback: bool) -> SimpleNamespace:
+def _proto(sp: Any, byte_fallback: bool, charsmap: bytes) -> SimpleNamespace:
     """What transformers' converter reads of a ModelProto, from the processor (no protobuf)."""
     pieces = []
     for i in range(sp.get_piece_size()):
@@ -57,7 +100,7 @@ def _proto(sp: Any, byte_fallback: bool) -> SimpleNamespace:
         pieces=pieces,
         trainer_spec=SimpleNamespace(byte_fallback=byte_fallback, unk_piece="<unk>", unk_id=sp.unk_id(), model_type=1),
         normalizer_spec=SimpleNamespace(
-            precompiled_charsmap=b"", add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True
+            precompiled_charsmap=charsmap, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True
         ),
     )
 
@@ -82,15 +125,13 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
     for name, opts in MODELS.items():
         prefix = str(root / name)
-        # identity: the converted files then have no Precompiled normalizer (not supported yet)
-        spm.SentencePieceTrainer.train(
-            input=str(corpus), model_prefix=prefix, minloglevel=2, num_threads=1,
-            normalization_rule_name="identity", **opts,
-        )
+        opts = {"normalization_rule_name": "identity", **opts}  # identity: no Precompiled step
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=prefix, minloglevel=2, num_threads=1, **opts)
+        charsmap = _charsmap(prefix + ".model")
         sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
         pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
         controls = [p for i, (p, _) in enumerate(pieces) if sp.is_control(i) or sp.is_unknown(i)]
-        proto = _proto(sp, opts.get("byte_fallback", False))
+        proto = _proto(sp, opts.get("byte_fallback", False), charsmap)
         if opts["model_type"] == "bpe":
             vocab = {p: i for i, (p, _) in enumerate(pieces)}
             for legacy in (False, True):
@@ -100,7 +141,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                 out[f"{name}_llama{'_legacy' if legacy else ''}"] = str(d / "tokenizer.json")
             conv = SpmConverter.build_tokenizer_from_spm_proto(proto, dict(vocab), legacy=True)
         else:
-            t5 = T5Tokenizer(vocab=list(pieces), extra_ids=3)
+            t5 = T5Tokenizer(vocab=list(pieces), extra_ids=3, _spm_precompiled_charsmap=charsmap or None)
             d = root / f"{name}_t5"
             t5.save_pretrained(str(d))
             out[f"{name}_t5"] = str(d / "tokenizer.json")
@@ -121,8 +162,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 NAMES = [
-    *(f"{n}_{kind}" for n in ("unigram", "unigram_bytes") for kind in ("t5", "converted")),
-    *(f"{n}_{kind}" for n in ("bpe", "bpe_bytes") for kind in ("llama", "llama_legacy", "converted")),
+    *(f"{n}_{kind}" for n in ("unigram", "unigram_bytes", "unigram_nfkc") for kind in ("t5", "converted")),
+    *(f"{n}_{kind}" for n in ("bpe", "bpe_bytes", "bpe_nfkc") for kind in ("llama", "llama_legacy", "converted")),
     "hf_unigram", "hf_bpe", "hf_bpe_fuse",
 ]
 
@@ -144,6 +185,8 @@ EXTRA = [
     "日本語のテキスト", "😀👍🏽 emoji", "Ünïcödé ßtraße", "\u3000full\u3000width\u3000", "a\u00a0b\u2003c",
     "\U0010ffff\ue000", "<s>x</s> <unk>y", "<s>", " <s> ", "<0x41><0x0A>", "▁▁x ▁", "ﬁ ① Ⅻ",
     "def f(x):\n    return x  # ok", "<extra_id_0> a<extra_id_2>b",
+    # grapheme clusters the Precompiled normalizer replaces whole (or not)
+    "\u00aa\u094d\u0922\u093c", "ﬁ\u0301 x", "ｶﾞ ｷﾞ", "\u1100\u1161\u11a8", "🇯🇵🇫", "👩\u200d💻 ok", "e\u0301\u0301\u0301",
 ]
 
 
@@ -214,7 +257,8 @@ def _doc(files: dict[str, str], name: str) -> dict[str, Any]:
 def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -> None:
     doc = _doc(files, "unigram_t5")
     cases: list[tuple[dict[str, Any], str]] = []
-    cases.append(({**doc, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "Precompiled"))
+    cases.append(({**doc, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "precompiled_charsmap"))
+    cases.append(({**doc, "normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA/w=="}}, "claims a trie"))
     cases.append(({**doc, "normalizer": {"type": "BertNormalizer"}}, "BertNormalizer"))
     cases.append(({**doc, "pre_tokenizer": {"type": "Digits", "individual_digits": True}}, "Digits"))
     cases.append(({**doc, "decoder": {"type": "WordPiece"}}, "WordPiece"))

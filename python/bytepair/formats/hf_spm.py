@@ -6,10 +6,9 @@ The text pipeline is ``tokenizers``' own, run here step by step: the added token
 first (:mod:`bytepair.pipeline.added_tokens`), each stretch between them is normalized and
 pre-tokenized as the file says, then the model encodes each piece:
 
-- **Unigram**: a SentencePiece model built from the file (a ``.model``'s protobuf bytes, made
-  here: every piece ``NORMAL`` but the unknown one, so that the Viterbi search of the Rust core
-  sees every token of the vocabulary as ``tokenizers``' trie does, and no normalization of its
-  own), run by :class:`~bytepair.SentencePieceTokenizer`'s core.
+- **Unigram**: ``tokenizers``' Viterbi search, run in Python (:class:`_Unigram`): in double
+  precision and with its tie rule, over every token of the vocabulary. The Rust core's Viterbi is
+  sentencepiece's, in single precision, and breaks near-ties otherwise.
 - **BPE**: ``tokenizers`` merges characters by merge rank, lowest first, leftmost on ties; a
   character that is no token becomes its ``<0xNN>`` tokens (``byte_fallback``) or the unknown
   token. sentencepiece's own BPE merges by piece score instead, which is not the same order when
@@ -22,12 +21,12 @@ pre-tokenized as the file says, then the model encodes each piece:
 Supported components (anything else is a :class:`~bytepair.FormatError` naming the file, the
 JSON path and the reason): normalizers ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Lowercase``, ``Nmt``,
 ``Prepend``, ``Strip``, ``Replace`` (a string, or a regex of plain characters, classes,
-quantifiers, ``|``, groups, ``\\A`` and ``\\z``), ``Sequence``; pre-tokenizers ``Metaspace``,
-``WhitespaceSplit``, ``Split`` (``Isolated``), ``Sequence``; decoders ``Replace``,
-``ByteFallback``, ``Fuse``, ``Strip``, ``Metaspace``, ``Sequence``; added tokens with every flag
-but ``normalized=true`` (matched in the text as given). The ``Precompiled`` normalizer (a
-``.model``'s charsmap, in T5 and ALBERT files) is refused: ``tokenizers`` applies it per
-grapheme cluster, which bytepair cannot reproduce yet; load the ``tokenizer.model`` instead.
+quantifiers, ``|``, groups, ``\\A`` and ``\\z``), ``Precompiled`` (a ``.model``'s charsmap, in
+T5 and ALBERT files: applied per grapheme cluster as ``tokenizers`` does, which needs the
+``regex`` package), ``Sequence``; pre-tokenizers ``Metaspace``, ``WhitespaceSplit``, ``Split``
+(``Isolated``), ``Sequence``; decoders ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
+``Metaspace``, ``Sequence``; added tokens with every flag but ``normalized=true`` (matched in
+the text as given) when the file has a normalizer.
 
 ``encode(text)`` is ``Tokenizer.encode(text, add_special_tokens=False).ids``; ``decode(ids)`` is
 ``Tokenizer.decode(ids)`` (special added tokens skipped, as its default).
@@ -212,12 +211,128 @@ def _normalizer(node: Any, path: str, refuse: _Refuse) -> list[Step]:
             return [lambda s: s.replace(pattern, content)]
         return [lambda s: pattern.sub(lambda _m: content, s)]
     if kind == "Precompiled":
-        raise refuse(
-            path,
-            "Precompiled is not supported by bytepair yet (tokenizers applies the charsmap per grapheme "
-            "cluster); load the model's tokenizer.model (SentencePiece) instead",
-        )
+        return [_Charsmap.from_node(node, path, refuse).normalize]
     raise refuse(path, f"{kind} is not supported by bytepair for SentencePiece-style files")
+
+
+class _Charsmap:
+    """The ``Precompiled`` normalizer: a sentencepiece ``precompiled_charsmap`` (a little-endian
+    ``u32`` size, a double-array trie of that many bytes, then the replacement strings, each
+    ending in NUL) applied as ``tokenizers`` applies it, which is not sentencepiece's way: the
+    text is cut into extended grapheme clusters; a cluster shorter than 6 bytes is replaced
+    whole by the replacement of the *shortest* key that is a prefix of it, if any; otherwise
+    each character is replaced by its own, if it has one. Grapheme clusters come from the
+    ``regex`` package's ``\\X``, imported when a file needs them."""
+
+    def __init__(self, blob: bytes, path: str, refuse: _Refuse) -> None:
+        if len(blob) < 4:
+            raise refuse(path, "precompiled_charsmap is shorter than its 4-byte header")
+        (size,) = struct.unpack_from("<I", blob)
+        if size % 4 or 4 + size > len(blob) or size == 0:
+            raise refuse(path, f"precompiled_charsmap claims a trie of {size} bytes in {len(blob) - 4}")
+        self.units = struct.unpack_from(f"<{size // 4}I", blob, 4)
+        rest = blob[4 + size :]
+        try:
+            rest.decode("utf-8")
+        except UnicodeDecodeError:
+            raise refuse(path, "precompiled_charsmap: the replacement strings are not UTF-8") from None
+        self.strings = rest
+        self.cache: dict[str, str | None] = {}
+        try:
+            import regex  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        except ImportError:
+            raise refuse(
+                path,
+                "the Precompiled normalizer needs grapheme clusters: pip install regex "
+                "(or load the model's tokenizer.model with bytepair.load)",
+            ) from None
+        self.graphemes = regex.compile(r"\X")
+        self.consonant = regex.compile(r"\p{InCB=Consonant}")
+        self.linker = regex.compile(r"\p{InCB=Linker}")
+        self.joiner = regex.compile(r"[\p{InCB=Linker}\p{InCB=Extend}]")
+
+    def clusters(self, text: str) -> list[str]:
+        """Extended grapheme clusters as Unicode 15.1's rules make them. ``regex``'s ``\\X``
+        joins a linker (virama) to the consonant after it without asking for a consonant
+        before (rule GB9c does): such clusters are cut again here."""
+        out: list[str] = []
+        for g in self.graphemes.findall(text):
+            if len(g) < 3 or not self.linker.search(g):
+                out.append(g)
+                continue
+            start = 0
+            for k in range(1, len(g)):
+                if not self.consonant.match(g[k]):
+                    continue
+                j = k - 1
+                linked = False
+                while j >= start and self.joiner.match(g[j]):
+                    linked = linked or bool(self.linker.match(g[j]))
+                    j -= 1
+                if linked and (j < start or not self.consonant.match(g[j])):
+                    out.append(g[start:k])
+                    start = k
+            out.append(g[start:])
+        return out
+
+    @classmethod
+    def from_node(cls, node: dict[str, Any], path: str, refuse: _Refuse) -> _Charsmap:
+        import base64
+        import binascii
+
+        raw = node.get("precompiled_charsmap")
+        if not isinstance(raw, str):
+            raise refuse(f"{path}.precompiled_charsmap", "must be a base64 string")
+        try:
+            blob = base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            raise refuse(f"{path}.precompiled_charsmap", "is not valid base64") from None
+        return cls(blob, f"{path}.precompiled_charsmap", refuse)
+
+    def _first_key(self, key: bytes) -> int | None:
+        """The value of the shortest key of the trie that is a prefix of ``key``."""
+        units = self.units
+        try:
+            unit = units[0]
+            pos = (unit >> 10) << ((unit & (1 << 9)) >> 6)
+            for c in key:
+                if c == 0:
+                    return None
+                pos ^= c
+                unit = units[pos]
+                if unit & ((1 << 31) | 0xFF) != c:
+                    return None
+                pos ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+                if (unit >> 8) & 1:
+                    return int(units[pos] & ((1 << 31) - 1))
+        except IndexError:  # a trie pointing outside itself: no key there
+            return None
+        return None
+
+    def transform(self, chunk: str) -> str | None:
+        if chunk in self.cache:
+            return self.cache[chunk]
+        at = self._first_key(chunk.encode("utf-8"))
+        out = None
+        if at is not None and at < len(self.strings):
+            end = self.strings.find(b"\0", at)
+            out = self.strings[at : len(self.strings) if end < 0 else end].decode("utf-8", "replace")
+        if len(self.cache) < 1 << 16:
+            self.cache[chunk] = out
+        return out
+
+    def normalize(self, text: str) -> str:
+        out: list[str] = []
+        for g in self.clusters(text):
+            if len(g.encode("utf-8")) < 6:
+                r = self.transform(g)
+                if r is not None:
+                    out.append(r)
+                    continue
+            for c in g:
+                r = self.transform(c)
+                out.append(c if r is None else r)
+        return "".join(out)
 
 
 # ---------------------------------------------------------------------------------- pre-tokenizers
