@@ -285,3 +285,46 @@ def test_byte_level_files_still_go_to_the_byte_level_reader(tmp_path: Any) -> No
     p = tmp_path / "tokenizer.json"
     bytepair.formats.hf.save_hf(tok, p)
     assert isinstance(bytepair.load(p), bytepair.Tokenizer)
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 2**33) | st.floats(allow_nan=True) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths into a document's small parts (the pipeline, added tokens, a few vocabulary and
+    merge entries), for mutation."""
+    out = [prefix]
+    if isinstance(node, dict):
+        items = list(node.items())
+    elif isinstance(node, list):
+        items = list(enumerate(node))[:4] + list(enumerate(node))[-2:]
+    else:
+        return out
+    for k, v in items:
+        out += _paths(v, (*prefix, k))
+    return out
+
+
+@settings(max_examples=int(os.environ.get("BYTEPAIR_HYPOTHESIS_EXAMPLES", "100")) * 2, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["unigram_nfkc_t5", "bpe_bytes_llama", "bpe_nfkc_converted", "hf_bpe"]))
+def test_mutated_files_load_or_give_format_errors(files: dict[str, str], data: st.DataObject, name: str) -> None:
+    doc = _doc(files, name)
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(doc)[1:]))
+        node = doc
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = data.draw(json_value)
+    try:
+        tok = from_hf_spm(doc, where="mutant.json")
+    except FormatError as e:
+        assert "mutant.json" in str(e)
+        return
+    for text in ("Hello  world", "<s>x</s> 😀", "", " a\u0301ﬁ"):
+        ids = tok.encode(text)
+        assert all(0 <= i < len(tok) for i in ids)
+        tok.decode(ids)

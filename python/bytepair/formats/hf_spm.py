@@ -34,6 +34,7 @@ the text as given) when the file has a normalizer.
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import unicodedata
@@ -47,7 +48,7 @@ from bytepair.sentencepiece import SentencePieceTokenizer, _clean
 
 __all__ = ["HFSentencePieceTokenizer", "from_hf_spm", "is_hf_spm"]
 
-SPACE = "\u2581"
+_DEPTH = 16  # Sequence in Sequence: deeper files are refused, not recursed into
 
 # ---------------------------------------------------------------------------------- detection
 
@@ -178,6 +179,8 @@ def _normalizer(node: Any, path: str, refuse: _Refuse) -> list[Step]:
         inner = node.get("normalizers")
         if not isinstance(inner, list):
             raise refuse(f"{path}.normalizers", "must be a list")
+        if path.count("[") >= _DEPTH:
+            raise refuse(path, f"Sequences nested more than {_DEPTH} deep")
         return [s for k, n in enumerate(inner) for s in _normalizer(n, f"{path}.normalizers[{k}]", refuse)]
     if kind in ("NFC", "NFD", "NFKC", "NFKD"):
         form: Any = kind
@@ -367,6 +370,8 @@ def _pre_tokenizer(node: Any, path: str, refuse: _Refuse) -> list[PreStep]:
         inner = node.get("pretokenizers")
         if not isinstance(inner, list):
             raise refuse(f"{path}.pretokenizers", "must be a list")
+        if path.count("[") >= _DEPTH:
+            raise refuse(path, f"Sequences nested more than {_DEPTH} deep")
         steps = [s for k, n in enumerate(inner) for s in _pre_tokenizer(n, f"{path}.pretokenizers[{k}]", refuse)]
         return steps
     if kind == "WhitespaceSplit":
@@ -465,6 +470,8 @@ def _decoder(node: Any, path: str, refuse: _Refuse) -> list[Dec]:
         inner = node.get("decoders")
         if not isinstance(inner, list):
             raise refuse(f"{path}.decoders", "must be a list")
+        if path.count("[") >= _DEPTH:
+            raise refuse(path, f"Sequences nested more than {_DEPTH} deep")
         return [d for k, n in enumerate(inner) for d in _decoder(n, f"{path}.decoders[{k}]", refuse)]
     if kind == "ByteFallback":
         return [_byte_fallback]
@@ -713,6 +720,9 @@ class _Unigram:
         self.unk_id = unk_id
         self.unk_score = min(scores) - 10.0
         self.longest = max(len(t) for t in tokens)
+        # every prefix of a token: the search from a position stops at the first text that is
+        # none (tokenizers' trie walk), so a long token costs only where the text matches it
+        self.prefixes = {t[:k] for t in tokens for k in range(1, len(t) + 1)}
         self.byte_ids: dict[int, int] = {}
         if byte_fallback:
             self.byte_ids = {b: self.ids[f"<0x{b:02X}>"] for b in range(256) if f"<0x{b:02X}>" in self.ids}
@@ -733,7 +743,7 @@ class _Unigram:
 
     def _encode(self, s: str) -> list[int]:
         n = len(s)
-        ids, scores, longest = self.ids, self.scores, self.longest
+        ids, scores, longest, prefixes = self.ids, self.scores, self.longest, self.prefixes
         best = [0.0] * (n + 1)
         start = [-1] * (n + 1)
         node = [0] * (n + 1)
@@ -741,7 +751,10 @@ class _Unigram:
             here = best[i]
             single = False
             for j in range(i + 1, min(n, i + longest) + 1):
-                k = ids.get(s[i:j])
+                piece = s[i:j]
+                if piece not in prefixes:
+                    break
+                k = ids.get(piece)
                 if k is None:
                     continue
                 score = scores[k] + here
@@ -805,7 +818,20 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     _post_processor: Any
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (from_hf_spm, (self._doc,), None)
+        return (_from_doc, (self._doc, self._name))
+
+    def to_bytes(self) -> bytes:
+        """The ``tokenizer.json`` this tokenizer was read from, as UTF-8 bytes (a ``.model``
+        cannot hold its pipeline)."""
+        import json
+
+        return (json.dumps(self._doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the ``tokenizer.json`` this tokenizer was read from, atomically."""
+        from bytepair._atomic import write_atomic
+
+        write_atomic(path, self.to_bytes())
 
     @property
     def model_type(self) -> str:
@@ -1050,3 +1076,7 @@ def from_hf_spm(doc: Any, *, where: str = "tokenizer.json") -> HFSentencePieceTo
     tok._index = {t: i for i, t in enumerate(all_tokens)}
     tok._post_processor = post
     return tok
+
+
+def _from_doc(doc: Any, where: str) -> HFSentencePieceTokenizer:
+    return from_hf_spm(doc, where=where)
