@@ -67,6 +67,34 @@ def _random_merges(rng: random.Random, letters: bytes, n: int) -> tuple[dict[int
 # ---------------------------------------------------------------------------- residues
 
 
+def test_utf8_substrings_against_every_character() -> None:
+    # The substrings of 1 to 3 bytes of any UTF-8 text, from every character's encoding: inside
+    # one character, or a character's end then the next one's start (with a 1-byte character
+    # between them for 3 bytes).
+    chars = [chr(c).encode() for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    inside = {c[i:j] for c in chars for i in range(len(c)) for j in range(i + 1, len(c) + 1)}
+    ends = {n: {c[-n:] for c in chars if len(c) >= n} for n in (1, 2)}
+    starts = {n: {c[:n] for c in chars if len(c) >= n} for n in (1, 2)}
+    ascii_ = {bytes([b]) for b in range(0x80)}
+
+    def oracle(data: bytes) -> bool:
+        if data in inside:
+            return True
+        for cut in range(1, len(data)):
+            if data[:cut] in ends.get(cut, ()) and data[cut:] in starts.get(len(data) - cut, ()):
+                return True
+        return len(data) == 3 and data[:1] in ends[1] and data[1:2] in ascii_ and data[2:] in starts[1]
+
+    rng = random.Random(0)
+    pool = list(range(0x80, 0x100)) + [0x61, 0x20]
+    samples = [bytes([x, y]) for x in range(256) for y in range(256)]
+    samples += [bytes(rng.choice(pool) for _ in range(3)) for _ in range(20000)]
+    for data in samples:
+        assert surgery._utf8_substring(data) == oracle(data), data
+    # Past three continuation bytes no character goes on.
+    assert surgery._utf8_substring(b"\x80\x80\x80a") and not surgery._utf8_substring(b"\x80\x80\x80\x80")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_residues_match_the_brute_force_oracle_on_hand_made_merge_lists(seed: int) -> None:
     rng = random.Random(seed)

@@ -39,7 +39,6 @@ a merge list is the tokenizer that training would have stopped at, so that is ex
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import itertools
 import os
@@ -68,7 +67,7 @@ PathLike = str | os.PathLike[str]
 # it is one with fillers drawn from these.
 _FILL = (0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF)
 # Texts put before and after a token's own text to find a witness.
-_AFFIXES = ("", " ", "a", "A", "0", "\n", ".", "é", "中", "'")
+_AFFIXES = ("", " ", "a", "A", "0", "\n", ".", "é", "中", "'", "\r\n", *(chr(c) for c in range(0x21, 0x7F) if chr(c) not in "aA0.'"))
 _MAX_TRIES = 4096  # candidate texts per token when its bytes are not whole characters
 
 
@@ -78,8 +77,17 @@ def _seq_len(lead: int) -> int:
 
 def _decodes(data: bytes) -> bool:
     """Whether ``data`` is UTF-8 text, possibly cut inside its last character."""
+    if _strict(data):
+        return True
+    need = _tail_need(data)
+    # Python's incremental decoder takes b"\xed\xa0" as a cut character; completing it shows
+    # that no character starts so (a surrogate). Fillers from _FILL reach every allowed range.
+    return need > 0 and any(_strict(data + bytes([fill]) + b"\x80" * (need - 1)) for fill in _FILL)
+
+
+def _strict(data: bytes) -> bool:
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+        data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     return True
@@ -107,13 +115,11 @@ def _leading_continuations(data: bytes) -> int:
 
 
 def _utf8_substring(data: bytes) -> bool:
-    """Whether ``data`` occurs in the UTF-8 encoding of some text."""
+    """Whether ``data`` occurs in the UTF-8 encoding of some text: up to 3 continuation bytes
+    (the end of a character: every lead byte's range allows any of them there, choosing the
+    lead), then UTF-8, possibly cut inside its last character."""
     k = _leading_continuations(data)
-    if k == 0:
-        return _decodes(data)
-    if k > 3:
-        return False
-    return any(_decodes(head + data) for head in _heads(k))
+    return k <= 3 and (k == len(data) or _decodes(data[k:]))
 
 
 def _tail_need(data: bytes) -> int:
