@@ -367,7 +367,7 @@ class Surgery:
         c = self.corpus
         if c is not None:
             lines.append(
-                f"corpus: {c.documents:,} documents, ids change in {c.changed:,} ({100 * c.share:.1f}%); "
+                f"corpus: {c.documents:,} document{'' if c.documents == 1 else 's'}, ids change in {c.changed:,} ({100 * c.share:.1f}%); "
                 f"tokens {c.tokens_before:,} -> {c.tokens_after:,}"
             )
             if c.first_index is not None:

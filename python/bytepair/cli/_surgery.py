@@ -59,7 +59,7 @@ def finish(result: Surgery, args: argparse.Namespace) -> int:
         os.makedirs(parent, exist_ok=True)
     written = write_tokenizer(result.tokenizer, args.output, to)
     id_map = args.id_map or os.path.normpath(args.output) + ".idmap.json"
-    write_atomic(id_map, (json.dumps(result.id_map_json(), indent=1) + "\n").encode())
+    write_atomic(id_map, (json.dumps(result.id_map_json()) + "\n").encode())
     if not args.quiet:
         sys.stdout.write(result.summary() + "\n")
         print(f"wrote {', '.join(written)} ({to}); id map {id_map}")
