@@ -256,7 +256,7 @@ def _hf_ids(path: str, texts: list[str]) -> list[list[int]]:
 def test_pruned_tokenizers_export_to_hf_and_tiktoken(tmp_path, docs: list[str], trained: bytepair.Tokenizer) -> None:
     tiktoken = pytest.importorskip("tiktoken")
     import tiktoken.load
-    texts = docs[:200] + ["naïve über 東京 x=y; 1234567", "  trailing   spaces \n\n"]
+    texts = docs[:200] + ["naïve über 東京 x=y; 1234567", "  trailing   spaces \n\n", "a<|endoftext|>b"]
     rng = random.Random(5)
     vocab, merges = _random_merges(rng, b"abc ", 40)
     hand = bytepair.Tokenizer(vocab, merges, pattern="gpt2")
@@ -267,9 +267,10 @@ def test_pruned_tokenizers_export_to_hf_and_tiktoken(tmp_path, docs: list[str], 
     ]
     for n, result in enumerate(cases):
         tok = result.tokenizer
-        ours = tok.encode_batch(texts)
+        ours = tok.encode_batch(texts, allowed_special="all")  # the special token, with its new id
         bytepair.save_hf(tok, tmp_path / f"{n}.json")
         assert _hf_ids(str(tmp_path / f"{n}.json"), texts) == ours
+        ours = tok.encode_ordinary_batch(texts)
         if n == 2:
             continue  # a hand-made merge list is not a rank file (dump_tiktoken refuses)
         bytepair.dump_tiktoken(tok, tmp_path / f"{n}.tiktoken")
@@ -281,7 +282,7 @@ def test_pruned_tokenizers_export_to_hf_and_tiktoken(tmp_path, docs: list[str], 
     bytepair.dump_tiktoken(r, tmp_path / "r.tiktoken")
     ranks = tiktoken.load.load_tiktoken_bpe(str(tmp_path / "r.tiktoken"))
     enc = tiktoken.Encoding("r", pat_str=r.pattern, mergeable_ranks=ranks, special_tokens={})
-    assert enc.encode_ordinary_batch(texts) == r.encode_batch(texts)
+    assert enc.encode_ordinary_batch(texts) == r.encode_ordinary_batch(texts)
 
 
 def test_id_maps_keep_token_bytes(docs: list[str], trained: bytepair.Tokenizer) -> None:
@@ -390,6 +391,12 @@ def test_cli_prune_extend_graft(tmp_path, docs: list[str], trained: bytepair.Tok
     expected = surgery.prune(trained, keep=20)
     assert idmap["id_map"] == {str(k): v for k, v in expected.id_map.items()}
     assert bytepair.load(out) == expected.tokenizer
+
+    # Written back in the other formats bytepair writes, read back with the same ids.
+    for name, to in (("g2", "gpt2"), ("m.model", "minbpe"), ("p", "pretrained"), ("r.tiktoken", "tiktoken")):
+        assert main(["prune", str(tok), "--keep", "20", "-o", str(tmp_path / name), "--to", to, "-q"]) == 0
+        back = bytepair.load(tmp_path / (name + "/vocab.json" if to == "gpt2" else name), **({"pattern": "gpt4"} if to == "tiktoken" else {}))
+        assert back.encode_ordinary_batch(docs[:50]) == expected.tokenizer.encode_ordinary_batch(docs[:50]), to
 
     hf = tmp_path / "hf" / "tokenizer.json"
     hf.parent.mkdir()
