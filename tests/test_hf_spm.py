@@ -32,6 +32,7 @@ transformers = pytest.importorskip("transformers")
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
+USER = ["<sep>", "foo", "ab c"]
 MODELS: dict[str, dict[str, Any]] = {
     "unigram": dict(model_type="unigram", vocab_size=700),
     "unigram_bytes": dict(model_type="unigram", vocab_size=700, byte_fallback=True, character_coverage=0.995),
@@ -40,6 +41,9 @@ MODELS: dict[str, dict[str, Any]] = {
     # nmt_nfkc: the converted files get a Precompiled normalizer (the model's charsmap)
     "unigram_nfkc": dict(model_type="unigram", vocab_size=700, normalization_rule_name="nmt_nfkc"),
     "bpe_nfkc": dict(model_type="bpe", vocab_size=700, byte_fallback=True, normalization_rule_name="nmt_nfkc"),
+    # user-defined symbols: added tokens (special=False) in the files, a Split and ignore_merges
+    "unigram_user": dict(model_type="unigram", vocab_size=700, user_defined_symbols=USER),
+    "bpe_user": dict(model_type="bpe", vocab_size=700, byte_fallback=True, user_defined_symbols=USER),
 }
 
 
@@ -95,6 +99,8 @@ def _proto(sp: Any, byte_fallback: bool, charsmap: bytes) -> SimpleNamespace:
     pieces = []
     for i in range(sp.get_piece_size()):
         kind = 2 if sp.is_unknown(i) else 3 if sp.is_control(i) else 6 if sp.is_byte(i) else 5 if sp.is_unused(i) else 1
+        if kind == 1 and sp.id_to_piece(i) in USER:
+            kind = 4
         pieces.append(SimpleNamespace(piece=sp.id_to_piece(i), score=sp.get_score(i), type=kind))
     return SimpleNamespace(
         pieces=pieces,
@@ -107,7 +113,7 @@ def _proto(sp: Any, byte_fallback: bool, charsmap: bytes) -> SimpleNamespace:
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from tokenizers import SentencePieceBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer
+    from tokenizers import AddedToken, SentencePieceBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer
     from transformers import LlamaTokenizer, T5Tokenizer
     from transformers.convert_slow_tokenizer import SpmConverter
     from transformers.tokenization_utils_base import generate_merges
@@ -136,12 +142,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             vocab = {p: i for i, (p, _) in enumerate(pieces)}
             for legacy in (False, True):
                 llama = LlamaTokenizer(vocab=dict(vocab), merges=generate_merges(vocab), legacy=legacy)
+                llama.add_tokens([AddedToken(u, normalized=False, special=False) for u in opts.get("user_defined_symbols", [])])
                 d = root / f"{name}_llama_{legacy}"
                 llama.save_pretrained(str(d))
                 out[f"{name}_llama{'_legacy' if legacy else ''}"] = str(d / "tokenizer.json")
             conv = SpmConverter.build_tokenizer_from_spm_proto(proto, dict(vocab), legacy=True)
         else:
             t5 = T5Tokenizer(vocab=list(pieces), extra_ids=3, _spm_precompiled_charsmap=charsmap or None)
+            t5.add_tokens([AddedToken(u, normalized=False, special=False) for u in opts.get("user_defined_symbols", [])])
             d = root / f"{name}_t5"
             t5.save_pretrained(str(d))
             out[f"{name}_t5"] = str(d / "tokenizer.json")
@@ -150,6 +158,11 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         save(f"{name}_converted", conv)
     uni = SentencePieceUnigramTokenizer()
     uni.train_from_iterator(lines, vocab_size=600, unk_token="<unk>", special_tokens=["<unk>", "<s>"], show_progress=False)
+    uni.add_tokens([
+        AddedToken("ab", single_word=True, normalized=False),
+        AddedToken("<m>", lstrip=True, rstrip=True, normalized=False),
+        AddedToken("xyz", normalized=False, special=True),
+    ])
     save("hf_unigram", uni)
     bpe = SentencePieceBPETokenizer(fuse_unk=False)
     bpe.train_from_iterator(lines, vocab_size=600, special_tokens=["<unk>"], show_progress=False, limit_alphabet=200)
@@ -162,8 +175,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 NAMES = [
-    *(f"{n}_{kind}" for n in ("unigram", "unigram_bytes", "unigram_nfkc") for kind in ("t5", "converted")),
-    *(f"{n}_{kind}" for n in ("bpe", "bpe_bytes", "bpe_nfkc") for kind in ("llama", "llama_legacy", "converted")),
+    *(f"{n}_{kind}" for n in ("unigram", "unigram_bytes", "unigram_nfkc", "unigram_user") for kind in ("t5", "converted")),
+    *(f"{n}_{kind}" for n in ("bpe", "bpe_bytes", "bpe_nfkc", "bpe_user") for kind in ("llama", "llama_legacy", "converted")),
     "hf_unigram", "hf_bpe", "hf_bpe_fuse",
 ]
 
@@ -186,7 +199,7 @@ EXTRA = [
     "\U0010ffff\ue000", "<s>x</s> <unk>y", "<s>", " <s> ", "<0x41><0x0A>", "▁▁x ▁", "ﬁ ① Ⅻ",
     "def f(x):\n    return x  # ok", "<extra_id_0> a<extra_id_2>b",
     # grapheme clusters the Precompiled normalizer replaces whole (or not)
-    "\u00aa\u094d\u0922\u093c", "ﬁ\u0301 x", "ｶﾞ ｷﾞ", "\u1100\u1161\u11a8", "🇯🇵🇫", "👩\u200d💻 ok", "e\u0301\u0301\u0301",
+    "x<sep>y ab c foo foofoo abab <m>  x <m> ab", "\u00aa\u094d\u0922\u093c", "ﬁ\u0301 x", "ｶﾞ ｷﾞ", "\u1100\u1161\u11a8", "🇯🇵🇫", "👩\u200d💻 ok", "e\u0301\u0301\u0301",
 ]
 
 
@@ -214,7 +227,8 @@ def test_corpus_and_edge_cases(pairs: dict[str, tuple[HFSentencePieceTokenizer, 
 random_text = st.lists(
     st.one_of(
         busy_char, any_char,
-        st.sampled_from([" ", "  ", "\t", "\n", "▁", "😀", "\u0301", "<s>", "</s>", "<unk>", "<0x41>", "1", "99", "ß"]),
+        st.sampled_from([" ", "  ", "\t", "\n", "▁", "😀", "\u0301", "<s>", "</s>", "<unk>", "<0x41>", "1", "99", "ß",
+                         "ﬁ", "①", "ｶ", "\u094d", "\u0915", *USER, "<m>", "xyz"]),
     ),
     max_size=40,
 ).map("".join)
@@ -274,10 +288,29 @@ def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -
     cases.append(({**bpe, "model": {**bpe["model"], "merges": [*merges, ["a", "zz"]]}}, "model.merges["))
     cases.append(({**bpe, "model": {**bpe["model"], "dropout": 0.1}}, "dropout"))
     cases.append(({**bpe, "normalizer": {"type": "Replace", "pattern": {"Regex": r"\p{L}"}, "content": "x"}}, "\\p"))
+    llama = _doc(files, "bpe_llama")
+    assert llama["normalizer"] is None
+    extra = {"id": len(llama["model"]["vocab"]), "content": "s>x", "special": False, "normalized": True}
+    cases.append(({**llama, "added_tokens": [*llama["added_tokens"], extra]}, "can overlap"))
     for bad, why in cases:
         with pytest.raises(FormatError) as e:
             from_hf_spm(bad, where="some/tokenizer.json")
         assert "some/tokenizer.json" in str(e.value) and why in str(e.value), (why, str(e.value))
+
+
+def test_normalized_added_tokens_without_a_normalizer(files: dict[str, str]) -> None:
+    from tokenizers import Tokenizer
+
+    doc = _doc(files, "bpe_bytes_llama")
+    n = len(doc["model"]["vocab"])
+    doc["added_tokens"] += [
+        {"id": n, "content": "hello", "special": False, "normalized": True, "lstrip": False, "rstrip": False, "single_word": False},
+        {"id": n + 1, "content": "[M]", "special": True, "normalized": True, "lstrip": True, "rstrip": False, "single_word": False},
+    ]
+    hf = Tokenizer.from_str(json.dumps(doc))
+    tok = from_hf_spm(doc, where="x.json")
+    for text in ("hello world <s>hello</s>", "a [M] b  [M]hello", "xhellox [M]"):
+        check(tok, hf, text)
 
 
 def test_byte_level_files_still_go_to_the_byte_level_reader(tmp_path: Any) -> None:
@@ -287,10 +320,12 @@ def test_byte_level_files_still_go_to_the_byte_level_reader(tmp_path: Any) -> No
     assert isinstance(bytepair.load(p), bytepair.Tokenizer)
 
 
-json_value = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 2**33) | st.floats(allow_nan=True) | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=6,
+json_leaf = st.none() | st.booleans() | st.integers(-3, 2**33) | st.floats(allow_nan=True) | st.text(max_size=6)
+json_value = st.one_of(
+    json_leaf,
+    st.lists(json_leaf, max_size=3),
+    st.dictionaries(st.text(max_size=8), json_leaf, max_size=3),
+    st.lists(st.dictionaries(st.sampled_from(["type", "content", "id", "pattern"]), json_leaf, max_size=3), max_size=2),
 )
 
 
@@ -328,3 +363,57 @@ def test_mutated_files_load_or_give_format_errors(files: dict[str, str], data: s
         ids = tok.encode(text)
         assert all(0 <= i < len(tok) for i in ids)
         tok.decode(ids)
+
+
+def _pipelines() -> dict[str, dict[str, Any]]:
+    """Components set on a file's tokenizer (JSON, as tokenizers writes them), one variant each."""
+    from tokenizers import Regex, decoders, normalizers, pre_tokenizers
+
+    def js(component: Any) -> Any:
+        return json.loads(component.__getstate__() if hasattr(component, "__getstate__") else component)
+
+    meta = {
+        f"metaspace_{scheme}_{split}": {
+            "pre_tokenizer": pre_tokenizers.Metaspace(prepend_scheme=scheme, split=split),
+            "decoder": decoders.Metaspace(prepend_scheme=scheme, split=split),
+        }
+        for scheme in ("always", "first", "never")
+        for split in (True, False)
+    }
+    variants: dict[str, dict[str, Any]] = {
+        **meta,
+        "strip_replace": {
+            "normalizer": normalizers.Sequence(
+                [normalizers.Strip(left=False, right=True), normalizers.Replace(Regex(" {2,}"), "▁"), normalizers.Lowercase()]
+            ),
+            "pre_tokenizer": pre_tokenizers.Sequence(
+                [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(prepend_scheme="first")]
+            ),
+            "decoder": decoders.Sequence([decoders.Replace("▁", " "), decoders.Strip(" ", 1, 0)]),
+        },
+        "nmt_nfkc_prepend": {
+            "normalizer": normalizers.Sequence(
+                [normalizers.Nmt(), normalizers.NFKC(), normalizers.Strip(), normalizers.Prepend("▁"),
+                 normalizers.Replace(Regex(r"\A +| +\z"), ""), normalizers.Replace(" ", "▁")]
+            ),
+            "pre_tokenizer": pre_tokenizers.Split(Regex("x|ab|▁▁"), behavior="isolated"),
+            "decoder": decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]),
+        },
+    }
+    return {name: {k: js(v) for k, v in parts.items()} for name, parts in variants.items()}
+
+
+PIPELINES = _pipelines()
+
+
+@settings(max_examples=int(os.environ.get("BYTEPAIR_HYPOTHESIS_EXAMPLES", "100")) * 2, deadline=None)
+@given(text=random_text, variant=st.sampled_from(sorted(PIPELINES)), name=st.sampled_from(["unigram_bytes_t5", "bpe_bytes_llama"]))
+def test_each_component_as_tokenizers_runs_it(files: dict[str, str], text: str, variant: str, name: str) -> None:
+    from tokenizers import Tokenizer
+
+    doc = _doc(files, name)
+    doc.update({"normalizer": None, **PIPELINES[variant]})
+    hf = Tokenizer.from_str(json.dumps(doc))
+    tok = from_hf_spm(json.loads(hf.to_str()), where=variant)
+    check(tok, hf, text)
+    check(tok, hf, " " + text + "  x ")

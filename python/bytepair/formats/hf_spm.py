@@ -1040,6 +1040,7 @@ def from_hf_spm(doc: Any, *, where: str = "tokenizer.json") -> HFSentencePieceTo
         else:
             beyond[at.id] = at.content
         added.append(at)
+    _check_normalized_tokens(added, refuse)
     for k, i in enumerate(sorted(beyond)):
         if i != model_size + k:
             raise refuse("added_tokens", f"the id {i} leaves a gap after model.vocab ({model_size} tokens)")
@@ -1076,6 +1077,26 @@ def from_hf_spm(doc: Any, *, where: str = "tokenizer.json") -> HFSentencePieceTo
     tok._index = {t: i for i, t in enumerate(all_tokens)}
     tok._post_processor = post
     return tok
+
+
+def _check_normalized_tokens(added: list[AddedToken], refuse: _Refuse) -> None:
+    """``tokenizers`` cuts the text at the ``normalized=false`` added tokens first, then the
+    rest at the ``normalized=true`` ones; bytepair cuts at all of them in one pass (leftmost,
+    longest), which is the same when no token of one kind can overlap one of the other."""
+    plain = [t.content for t in added if not t.normalized]
+    norm = [t.content for t in added if t.normalized]
+    if not plain or not norm:
+        return
+    if len(plain) * len(norm) > 1_000_000:
+        raise refuse("added_tokens", "too many normalized=true and normalized=false tokens side by side to check")
+    for a in plain:
+        for b in norm:
+            if a in b or b in a or any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b)))):
+                raise refuse(
+                    "added_tokens",
+                    f"{a!r:.40} (normalized=false) and {b!r:.40} (normalized=true) can overlap: tokenizers cuts at "
+                    "the first kind before the second, which bytepair does not reproduce",
+                )
 
 
 def _from_doc(doc: Any, where: str) -> HFSentencePieceTokenizer:
