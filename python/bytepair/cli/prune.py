@@ -22,10 +22,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return finish(result, args)
 
 
-def _count(value: str) -> int:
-    return 0 if value == "0" else positive(value)
-
-
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = commands.add_parser(
         "prune",
@@ -53,7 +49,7 @@ examples:
   {PROG} prune path/to/tokenizer.json --drop-residues -o out/tokenizer.json --corpus held-out.txt""",
     )
     p.add_argument("tokenizer", metavar="TOK", help="tokenizer to prune (any format bytepair reads, or a pretrained name)")
-    p.add_argument("--keep", type=_count, metavar="N", help="keep the first N merges")
+    p.add_argument("--keep", type=positive, metavar="N", help="keep the first N merges")
     p.add_argument("--min-count", type=positive, metavar="K", help="remove tokens used fewer than K times on --corpus")
     p.add_argument("--drop-residues", action="store_true", help="remove the proven residues")
     p.add_argument("--corpus", nargs="+", metavar="C", help="files, globs or directories: counted for --min-count, and measured")
