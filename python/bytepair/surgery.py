@@ -16,7 +16,8 @@ touch it; no merge crossed its edges, or ``t`` would not be there.) So a token t
 do not make from its own bytes (*unmade*) never forms in any byte string, and a token whose
 bytes occur in no UTF-8 text (*not-utf8*: a byte such as ``0xC0``, or ``b"\\xff\\xfe"``) never
 occurs in any piece, since pieces are UTF-8 text. :func:`residues` reports those two kinds as
-proven residues. Removing them (and the merges that make or use them) changes the encoding
+proven residues; for a rank file (tiktoken), whose encoder also takes a piece that is a token
+as that token, an unmade token can still come out whole, so there only *not-utf8* is proven. Removing them (and the merges that make or use them) changes the encoding
 of no text at all: the merges removed never fire on any text.
 
 The other direction is shown by a witness: a text whose encoding contains the token (its own
@@ -657,9 +658,12 @@ def _train_more(texts: list[str], base: Tokenizer, add: int, options: Mapping[st
 def graft(a: Tokenizer, b: Tokenizer, *, corpus: Any = None) -> Surgery:
     """A's tokenizer with B's other tokens: every id of A stays; B's merges follow A's, in B's
     order, each one whose two parts are tokens by then and whose token A lacks, with new ids
-    after A's largest; then B's special tokens that A lacks. What does not come is in
-    ``dropped`` (B's ids, with the reason): a merge whose part is missing, a token B's merges
-    do not make. A and B must split and normalize text alike."""
+    after A's largest; then B's special tokens that A lacks. B's tokens that do not come are in
+    ``dropped`` (B's ids, with the reason): a token whose merges need a part that did not come,
+    a token B's merges do not make. B's merges of a token that is already here, made by other
+    merges, are not taken (counted in ``notes``): adding them would change how A encodes. A
+    and B must split and normalize text alike. With a ``corpus``, the change is measured against
+    A."""
     a = _check_tok(a, "a")
     b = _check_tok(b, "b")
     if a.pattern != b.pattern:
