@@ -391,6 +391,14 @@ def _pipelines() -> dict[str, dict[str, Any]]:
             ),
             "decoder": decoders.Sequence([decoders.Replace("▁", " "), decoders.Strip(" ", 1, 0)]),
         },
+        "regex_replace": {
+            "normalizer": normalizers.Sequence(
+                [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex("[0-9]{2,}|a\\.b"), "#"),
+                 normalizers.Replace(Regex("(x|y)+"), "xy")]
+            ),
+            "pre_tokenizer": pre_tokenizers.Metaspace(),
+            "decoder": decoders.Metaspace(),
+        },
         "nmt_nfkc_prepend": {
             "normalizer": normalizers.Sequence(
                 [normalizers.Nmt(), normalizers.NFKC(), normalizers.Strip(), normalizers.Prepend("▁"),

@@ -7,7 +7,8 @@ plain or gzip: the shipped encodings are recognised by their hash, others need `
 a minbpe ``.model`` file. WordPiece: bytepair's own file with ``"model": "wordpiece"``, a Hugging
 Face ``tokenizer.json`` (or model directory) whose model is WordPiece, or a BERT ``vocab.txt``
 (or a directory holding only one); these come back as :class:`WordPieceTokenizer`.
-SentencePiece: a ``.model`` file (Unigram or BPE), as :class:`SentencePieceTokenizer`.
+SentencePiece: a ``.model`` file (Unigram or BPE), as :class:`SentencePieceTokenizer`, and a Hugging
+Face ``tokenizer.json`` of that family (:mod:`bytepair.formats.hf_spm`).
 """
 
 from __future__ import annotations

@@ -147,9 +147,13 @@ def _regex(pattern: str, path: str, refuse: _Refuse) -> re.Pattern[str]:
         out.append(c)
         i += 1
     try:
-        return re.compile("".join(out))
+        # Oniguruma's Ruby syntax, as tokenizers compiles it: ^ and $ are line anchors
+        rx = re.compile("".join(out), re.MULTILINE)
     except re.error as e:
         raise refuse(path, f"the regex {pattern!r:.80} does not compile: {e}") from None
+    if rx.search("") is not None:
+        raise refuse(path, f"the regex {pattern!r:.80} matches the empty string, which bytepair does not reproduce")
+    return rx
 
 
 def _pattern(node: Any, path: str, refuse: _Refuse) -> str | re.Pattern[str]:
