@@ -406,6 +406,7 @@ def test_cli_prune_extend_graft(tmp_path, docs: list[str], trained: bytepair.Tok
     idmap = json.loads((tmp_path / "small.json.idmap.json").read_text())
     expected = surgery.prune(trained, keep=20)
     assert idmap["id_map"] == {str(k): v for k, v in expected.id_map.items()}
+    assert idmap["removed"] == sorted(expected.removed) and idmap["added"] == []
     assert bytepair.load(out) == expected.tokenizer
 
     # Written back in the other formats bytepair writes, read back with the same ids.

@@ -339,10 +339,14 @@ class Surgery:
     dropped: dict[int, str] = field(default_factory=dict)
 
     def id_map_json(self) -> dict[str, Any]:
-        """The id maps as JSON data (keys are strings; ``null`` for a removed id)."""
+        """The id maps as JSON data (keys are strings; ``null`` for a removed id), with the ids
+        removed (old) and added (new), and for :func:`graft` B's map and B's ids not taken."""
         out: dict[str, Any] = {"operation": self.operation, "id_map": {str(k): v for k, v in sorted(self.id_map.items())}}
+        out["removed"] = sorted(self.removed)
+        out["added"] = sorted(self.added)
         if self.other_id_map is not None:
             out["other_id_map"] = {str(k): v for k, v in sorted(self.other_id_map.items())}
+            out["dropped"] = {str(k): v for k, v in sorted(self.dropped.items())}
         return out
 
     def summary(self, *, limit: int = 10) -> str:
