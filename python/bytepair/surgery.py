@@ -632,7 +632,8 @@ def extend(tok: Tokenizer, corpus: Any, *, add: int, **train_options: Any) -> Su
     """``tok`` with ``add`` more tokens learned on ``corpus`` by continued training
     (``train(corpus, vocab_size=tok.vocab_size + add, base=tok)``, ``train_options`` passed on):
     every old id keeps its token, new ids come after the largest. The change is measured on
-    the same corpus."""
+    the same corpus, which is read into memory for that (an analysis-sized corpus; for many GB,
+    call :func:`bytepair.train` with ``base=`` directly: the id map is the identity)."""
     tok = _check_tok(tok)
     if not isinstance(add, int) or isinstance(add, bool) or add < 1:
         raise BytepairError(f"add must be an int >= 1 (tokens to learn), got {add!r}")
