@@ -277,9 +277,9 @@ def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -
     cases.append(({**doc, "pre_tokenizer": {"type": "Digits", "individual_digits": True}}, "Digits"))
     cases.append(({**doc, "decoder": {"type": "WordPiece"}}, "WordPiece"))
     cases.append(({**doc, "model": {**doc["model"], "unk_id": None}}, "unk_id"))
-    added = [dict(e) for e in doc["added_tokens"]]
-    added[0]["normalized"] = True
-    cases.append(({**doc, "added_tokens": added, "normalizer": {"type": "NFKC"}}, "normalized=true"))
+    top = max([len(doc["model"]["vocab"]) - 1] + [e["id"] for e in doc["added_tokens"]])
+    added = [*doc["added_tokens"], {"id": top + 1, "content": "\x01", "normalized": True, "special": False}]
+    cases.append(({**doc, "added_tokens": added, "normalizer": {"type": "Nmt"}}, "normalizes to nothing"))
     bpe = _doc(files, "bpe_bytes_llama")
     vocab = dict(bpe["model"]["vocab"])
     vocab["<0x41>a"] = len(vocab)
@@ -288,10 +288,6 @@ def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -
     cases.append(({**bpe, "model": {**bpe["model"], "merges": [*merges, ["a", "zz"]]}}, "model.merges["))
     cases.append(({**bpe, "model": {**bpe["model"], "dropout": 0.1}}, "dropout"))
     cases.append(({**bpe, "normalizer": {"type": "Replace", "pattern": {"Regex": r"\p{L}"}, "content": "x"}}, "\\p"))
-    llama = _doc(files, "bpe_llama")
-    assert llama["normalizer"] is None
-    extra = {"id": len(llama["model"]["vocab"]), "content": "s>x", "special": False, "normalized": True}
-    cases.append(({**llama, "added_tokens": [*llama["added_tokens"], extra]}, "can overlap"))
     for bad, why in cases:
         with pytest.raises(FormatError) as e:
             from_hf_spm(bad, where="some/tokenizer.json")
@@ -399,6 +395,12 @@ def _pipelines() -> dict[str, dict[str, Any]]:
             "pre_tokenizer": pre_tokenizers.Metaspace(),
             "decoder": decoders.Metaspace(),
         },
+        "llama2": {  # Llama 2's own tokenizer.json
+            "normalizer": normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")]),
+            "decoder": decoders.Sequence(
+                [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+            ),
+        },
         "nmt_nfkc_prepend": {
             "normalizer": normalizers.Sequence(
                 [normalizers.Nmt(), normalizers.NFKC(), normalizers.Strip(), normalizers.Prepend("▁"),
@@ -415,13 +417,28 @@ PIPELINES = _pipelines()
 
 
 @settings(max_examples=int(os.environ.get("BYTEPAIR_HYPOTHESIS_EXAMPLES", "100")) * 2, deadline=None)
-@given(text=random_text, variant=st.sampled_from(sorted(PIPELINES)), name=st.sampled_from(["unigram_bytes_t5", "bpe_bytes_llama"]))
-def test_each_component_as_tokenizers_runs_it(files: dict[str, str], text: str, variant: str, name: str) -> None:
+@given(
+    text=random_text,
+    variant=st.sampled_from(sorted(PIPELINES)),
+    name=st.sampled_from(["unigram_bytes_t5", "bpe_bytes_llama", "bpe_user_llama"]),
+    normalized=st.booleans(),
+)
+def test_each_component_as_tokenizers_runs_it(
+    files: dict[str, str], text: str, variant: str, name: str, normalized: bool
+) -> None:
+    """Each component variant set on a file (its added tokens normalized=true or not, as Llama 2's
+    file has them) runs as tokenizers runs it."""
     from tokenizers import Tokenizer
 
     doc = _doc(files, name)
     doc.update({"normalizer": None, **PIPELINES[variant]})
+    if normalized:
+        doc["added_tokens"] = [{**e, "normalized": True} for e in doc["added_tokens"]]
     hf = Tokenizer.from_str(json.dumps(doc))
     tok = from_hf_spm(json.loads(hf.to_str()), where=variant)
     check(tok, hf, text)
+    for e in doc["added_tokens"]:
+        assert tok.id_to_token(e["id"]) == hf.id_to_token(e["id"])
+        for t in (e["content"], hf.id_to_token(e["id"])):
+            assert tok.token_to_id(t) == hf.token_to_id(t)
     check(tok, hf, " " + text + "  x ")

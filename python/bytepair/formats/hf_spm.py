@@ -25,8 +25,9 @@ quantifiers, ``|``, groups, ``\\A`` and ``\\z``), ``Precompiled`` (a ``.model``'
 T5 and ALBERT files: applied per grapheme cluster as ``tokenizers`` does, which needs the
 ``regex`` package), ``Sequence``; pre-tokenizers ``Metaspace``, ``WhitespaceSplit``, ``Split``
 (``Isolated``), ``Sequence``; decoders ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
-``Metaspace``, ``Sequence``; added tokens with every flag but ``normalized=true`` (matched in
-the text as given) when the file has a normalizer.
+``Metaspace``, ``Sequence``; added tokens with their flags (``normalized=false`` ones matched in
+the text as given, ``normalized=true`` ones in the normalized text by their normalized content,
+as there: Llama 2's ``<s>`` is matched as ``▁<s>``).
 
 ``encode(text)`` is ``Tokenizer.encode(text, add_special_tokens=False).ids``; ``decode(ids)`` is
 ``Tokenizer.decode(ids)`` (special added tokens skipped, as its default).
@@ -34,6 +35,7 @@ the text as given) when the file has a normalizer.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import struct
@@ -814,11 +816,14 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     _pre: list[PreStep]
     _decoders: list[Dec]
     _added: AddedVocabulary
+    _raw_added: AddedVocabulary
+    _normalized_added: AddedVocabulary
     _model: _Bpe | _Unigram
     _doc: dict[str, Any]
-    _tokens: list[str]
+    _tokens: list[str]  # by id, as tokenizers' id_to_token gives them
     _model_size: int
-    _index: dict[str, int]
+    _index: dict[str, int]  # the model's tokens and the added tokens' contents -> id
+    _special_texts: frozenset[str]
     _post_processor: Any
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -854,7 +859,7 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
 
     @property
     def vocab(self) -> dict[str, int]:
-        return {t: i for i, t in enumerate(self._tokens)}
+        return dict(self._index)
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -868,11 +873,7 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     def token_to_id(self, token: str) -> int | None:
         if not isinstance(token, str):
             return None
-        added = self._added.get(token)
-        if added is not None:
-            return added.id
-        i = self._core.piece_to_id(token)
-        return i if i is not None and i < self._model_size else self._index.get(token)
+        return self._index.get(token)
 
     def id_to_token(self, id: int) -> str | None:
         if isinstance(id, int) and not isinstance(id, bool) and 0 <= id < len(self._tokens):
@@ -885,14 +886,17 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     # ------------------------------------------------------------------ encoding
 
     def _pieces(self, text: str, at: int) -> list[str]:
-        for step in self._normalizers:
-            text = step(text)
+        """The pre-tokenizer's pieces of normalized text (``at``: where it starts in the
+        original text, or -1 when not known to be 0)."""
         pieces: list[Piece] = [(text, at)] if text else []
         for pre in self._pre:
             pieces = pre(pieces)
         return [p for p, _ in pieces if p]
 
     def _encode(self, text: str) -> list[int]:
+        # As tokenizers' AddedVocabulary: the text is cut at the normalized=false tokens, each
+        # stretch between them normalized and cut at the normalized=true tokens (matched by
+        # their normalized content), then pre-tokenized; the model encodes the pieces.
         text = _clean(text)
         out: list[int] = []
         words: list[str] = []
@@ -902,12 +906,20 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
                 out.extend(self._model.encode(words))
                 words.clear()
 
-        for i, start, end in self._added.split(text):
-            if i is None:
-                words.extend(self._pieces(text[start:end], start))
-            else:
+        for i, start, end in self._raw_added.split(text):
+            if i is not None:
                 flush()
                 out.append(i)
+                continue
+            stretch = text[start:end]
+            for step in self._normalizers:
+                stretch = step(stretch)
+            for j, a, b in self._normalized_added.split(stretch):
+                if j is not None:
+                    flush()
+                    out.append(j)
+                else:
+                    words.extend(self._pieces(stretch[a:b], start if a == 0 else -1))
         flush()
         return out
 
@@ -960,7 +972,9 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
             token = self.id_to_token(i)
             if token is None:
                 raise UnknownTokenError(f"unknown token id {i!r}")
-            if skip_special_tokens and i in self._added.special_ids:
+            # as there: a token is special by its text (a normalized=true token shows and is
+            # decoded as its normalized content, which no special token has)
+            if skip_special_tokens and token in self._special_texts:
                 continue
             tokens.append(token)
         if not self._decoders:
@@ -1033,23 +1047,33 @@ def from_hf_spm(doc: Any, *, where: str = "tokenizer.json") -> HFSentencePieceTo
     beyond: dict[int, str] = {}
     for n, entry in enumerate(entries):
         at = AddedToken.from_hf(entry, f"{where}: added_tokens[{n}]")
-        if at.normalized and normalizers:
-            raise refuse(
-                f"added_tokens[{n}]",
-                f"{at.content!r:.40} has normalized=true: tokenizers matches it in the normalized text, which bytepair does not reproduce",
-            )
         if at.id < model_size:
             if tokens[at.id] != at.content:
                 raise refuse(f"added_tokens[{n}]", f"{at.content!r:.40} has the id {at.id}, which is {tokens[at.id]!r:.40} in model.vocab")
         else:
             beyond[at.id] = at.content
+            if at.content in index:
+                raise refuse(f"added_tokens[{n}]", f"{at.content!r:.40} has the id {at.id}, but model.vocab gives it {index[at.content]}")
         added.append(at)
-    _check_normalized_tokens(added, refuse)
     for k, i in enumerate(sorted(beyond)):
         if i != model_size + k:
             raise refuse("added_tokens", f"the id {i} leaves a gap after model.vocab ({model_size} tokens)")
     all_tokens = tokens + [beyond[i] for i in sorted(beyond)]
     vocabulary = AddedVocabulary(added)
+    # tokenizers matches normalized=true tokens in the normalized text, by their normalized content
+    in_normalized: dict[str, AddedToken] = {}
+    for at in added:
+        if not at.normalized:
+            continue
+        content = at.content
+        for step in normalizers:
+            content = step(content)
+        if not content:
+            raise refuse("added_tokens", f"{at.content!r:.40} (normalized=true) normalizes to nothing")
+        other = in_normalized.get(content)
+        if other is not None and other.id != at.id:
+            raise refuse("added_tokens", f"{other.content!r:.40} and {at.content!r:.40} normalize to the same text")
+        in_normalized[content] = dataclasses.replace(at, content=content)
     if kind == "Unigram":
         assert unk_id is not None
         encoder: _Bpe | _Unigram = _Unigram(tokens, scores, unk_id, byte_fallback)
@@ -1074,33 +1098,18 @@ def from_hf_spm(doc: Any, *, where: str = "tokenizer.json") -> HFSentencePieceTo
     tok._pre = pre
     tok._decoders = decoders
     tok._added = vocabulary
+    tok._raw_added = AddedVocabulary(t for t in added if not t.normalized)
+    tok._normalized_added = AddedVocabulary(in_normalized.values())
     tok._model = encoder
     tok._doc = doc
-    tok._tokens = all_tokens
+    tok._tokens = list(all_tokens)
+    for content, at in in_normalized.items():
+        tok._tokens[at.id] = content
     tok._model_size = model_size
-    tok._index = {t: i for i, t in enumerate(all_tokens)}
+    tok._index = {**index, **{at.content: at.id for at in added}}
+    tok._special_texts = frozenset(at.content for at in added if at.special)
     tok._post_processor = post
     return tok
-
-
-def _check_normalized_tokens(added: list[AddedToken], refuse: _Refuse) -> None:
-    """``tokenizers`` cuts the text at the ``normalized=false`` added tokens first, then the
-    rest at the ``normalized=true`` ones; bytepair cuts at all of them in one pass (leftmost,
-    longest), which is the same when no token of one kind can overlap one of the other."""
-    plain = [t.content for t in added if not t.normalized]
-    norm = [t.content for t in added if t.normalized]
-    if not plain or not norm:
-        return
-    if len(plain) * len(norm) > 1_000_000:
-        raise refuse("added_tokens", "too many normalized=true and normalized=false tokens side by side to check")
-    for a in plain:
-        for b in norm:
-            if a in b or b in a or any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b)))):
-                raise refuse(
-                    "added_tokens",
-                    f"{a!r:.40} (normalized=false) and {b!r:.40} (normalized=true) can overlap: tokenizers cuts at "
-                    "the first kind before the second, which bytepair does not reproduce",
-                )
 
 
 def _from_doc(doc: Any, where: str) -> HFSentencePieceTokenizer:
