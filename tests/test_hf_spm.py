@@ -228,7 +228,7 @@ random_text = st.lists(
     st.one_of(
         busy_char, any_char,
         st.sampled_from([" ", "  ", "\t", "\n", "▁", "😀", "\u0301", "<s>", "</s>", "<unk>", "<0x41>", "1", "99", "ß",
-                         "ﬁ", "①", "ｶ", "\u094d", "\u0915", *USER, "<m>", "xyz"]),
+                         "ﬁ", "①", "ｶ", "\u094d", "\u0915", *USER, "<m>", "xyz", "``", "''", "é", "²", "Ⅻ", "٣"]),
     ),
     max_size=40,
 ).map("".join)
@@ -393,6 +393,17 @@ def _pipelines() -> dict[str, dict[str, Any]]:
                  normalizers.Replace(Regex("(x|y)+"), "xy")]
             ),
             "pre_tokenizer": pre_tokenizers.Metaspace(),
+            "decoder": decoders.Metaspace(),
+        },
+        "albert_digits": {  # ALBERT's normalizer; digits split
+            "normalizer": normalizers.Sequence(
+                [normalizers.Replace("``", '"'), normalizers.Replace("''", '"'), normalizers.NFKD(),
+                 normalizers.StripAccents(), normalizers.Lowercase(), normalizers.Replace(Regex(" {2,}"), " ")]
+            ),
+            "pre_tokenizer": pre_tokenizers.Sequence(
+                [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Digits(individual_digits=False),
+                 pre_tokenizers.Metaspace(), pre_tokenizers.Digits(individual_digits=True)]
+            ),
             "decoder": decoders.Metaspace(),
         },
         "llama2": {  # Llama 2's own tokenizer.json

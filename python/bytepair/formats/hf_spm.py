@@ -20,11 +20,12 @@ pre-tokenized as the file says, then the model encodes each piece:
 
 Supported components (anything else is a :class:`~bytepair.FormatError` naming the file, the
 JSON path and the reason): normalizers ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Lowercase``, ``Nmt``,
+``StripAccents``,
 ``Prepend``, ``Strip``, ``Replace`` (a string, or a regex of plain characters, classes,
 quantifiers, ``|``, groups, ``\\A`` and ``\\z``), ``Precompiled`` (a ``.model``'s charsmap, in
 T5 and ALBERT files: applied per grapheme cluster as ``tokenizers`` does, which needs the
-``regex`` package), ``Sequence``; pre-tokenizers ``Metaspace``, ``WhitespaceSplit``, ``Split``
-(``Isolated``), ``Sequence``; decoders ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
+``regex`` package), ``Sequence``; pre-tokenizers ``Metaspace``, ``WhitespaceSplit``, ``Digits``,
+``Split`` (``Isolated``), ``Sequence``; decoders ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
 ``Metaspace``, ``Sequence``; added tokens with their flags (``normalized=false`` ones matched in
 the text as given, ``normalized=true`` ones in the normalized text by their normalized content,
 as there: Llama 2's ``<s>`` is matched as ``▁<s>``).
@@ -193,6 +194,8 @@ def _normalizer(node: Any, path: str, refuse: _Refuse) -> list[Step]:
         return [lambda s: unicodedata.normalize(form, s)]
     if kind == "Lowercase":
         return [str.lower]
+    if kind == "StripAccents":  # drops nonspacing marks (ALBERT, XLNet: after NFKD)
+        return [lambda s: "".join(c for c in s if unicodedata.category(c) != "Mn")]
     if kind == "Nmt":
         return [lambda s: s.translate(_NMT_TABLE)]
     if kind == "Prepend":
@@ -382,6 +385,32 @@ def _pre_tokenizer(node: Any, path: str, refuse: _Refuse) -> list[PreStep]:
         return steps
     if kind == "WhitespaceSplit":
         return [_split_whitespace]
+    if kind == "Digits":
+        one = refuse.flag(node, "individual_digits", path, False)
+
+        def digits(pieces: list[Piece]) -> list[Piece]:
+            # numeric characters (Rust's char::is_numeric: Nd, Nl, No) isolated, one by one
+            # or in runs
+            out: list[Piece] = []
+            for text, at in pieces:
+                last = 0
+                k = 0
+                while k < len(text):
+                    if unicodedata.category(text[k]) not in ("Nd", "Nl", "No"):
+                        k += 1
+                        continue
+                    end = k + 1
+                    while not one and end < len(text) and unicodedata.category(text[end]) in ("Nd", "Nl", "No"):
+                        end += 1
+                    if k > last:
+                        out.append((text[last:k], at if last == 0 else -1))
+                    out.append((text[k:end], at if k == 0 else -1))
+                    last = k = end
+                if last < len(text):
+                    out.append((text[last:], at if last == 0 else -1))
+            return out
+
+        return [digits]
     if kind == "Metaspace":
         rep = refuse.string(node, "replacement", path)
         if len(rep) != 1:
