@@ -274,7 +274,7 @@ def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -
     cases.append(({**doc, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "precompiled_charsmap"))
     cases.append(({**doc, "normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA/w=="}}, "claims a trie"))
     cases.append(({**doc, "normalizer": {"type": "BertNormalizer"}}, "BertNormalizer"))
-    cases.append(({**doc, "pre_tokenizer": {"type": "Digits", "individual_digits": True}}, "Digits"))
+    cases.append(({**doc, "pre_tokenizer": {"type": "Punctuation", "behavior": "Isolated"}}, "Punctuation"))
     cases.append(({**doc, "decoder": {"type": "WordPiece"}}, "WordPiece"))
     cases.append(({**doc, "model": {**doc["model"], "unk_id": None}}, "unk_id"))
     top = max([len(doc["model"]["vocab"]) - 1] + [e["id"] for e in doc["added_tokens"]])
