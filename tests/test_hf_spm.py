@@ -256,6 +256,13 @@ def test_pickle_and_directory(pairs: dict[str, tuple[HFSentencePieceTokenizer, A
     tok, hf = pairs["bpe_bytes_llama"]
     again = pickle.loads(pickle.dumps(tok))
     assert again.encode("Hello  world 😀") == hf.encode("Hello  world 😀", add_special_tokens=False).ids
+    # saved as the tokenizer.json it came from, read back by path or bytes
+    path = os.path.join(os.path.dirname(files["bpe_bytes_converted"]), "copy.json")
+    tok.save(path)
+    for copy in (HFSentencePieceTokenizer.from_file(path), HFSentencePieceTokenizer.from_bytes(tok.to_bytes())):
+        assert copy.encode("Hello  world 😀 <s>") == tok.encode("Hello  world 😀 <s>")
+    with pytest.raises(FormatError, match="not valid JSON"):
+        HFSentencePieceTokenizer.from_bytes(b"{", name="x.json")
     # a save_pretrained directory loads too
     d = bytepair.load(os.path.dirname(files["unigram_t5"]))
     assert isinstance(d, HFSentencePieceTokenizer)

@@ -49,7 +49,7 @@ from bytepair.errors import BytepairError, FormatError, UnknownTokenError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.sentencepiece import SentencePieceTokenizer, _clean
 
-__all__ = ["HFSentencePieceTokenizer", "from_hf_spm", "is_hf_spm"]
+__all__ = ["HFSentencePieceTokenizer", "from_hf_spm", "is_hf_spm", "load_hf_spm"]
 
 _DEPTH = 16  # Sequence in Sequence: deeper files are refused, not recursed into
 
@@ -577,7 +577,7 @@ def _field_int(num: int, value: int) -> bytes:
     return _varint(num << 3) + _varint(value)
 
 
-NORMAL, UNKNOWN, CONTROL, BYTE = 1, 2, 3, 6
+NORMAL, UNKNOWN, CONTROL = 1, 2, 3
 
 
 def model_proto(
@@ -854,6 +854,22 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     _index: dict[str, int]  # the model's tokens and the added tokens' contents -> id
     _special_texts: frozenset[str]
     _post_processor: Any
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> HFSentencePieceTokenizer:
+        """Reads a ``tokenizer.json`` of the SentencePiece family."""
+        return load_hf_spm(path)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, name: str = "<bytes>") -> HFSentencePieceTokenizer:
+        """Reads the bytes of a ``tokenizer.json`` of the SentencePiece family."""
+        import json
+
+        try:
+            doc = json.loads(bytes(data).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise FormatError(f"{name}: not valid JSON ({e})") from None
+        return from_hf_spm(doc, where=name)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_from_doc, (self._doc, self._name))
@@ -1139,6 +1155,15 @@ def from_hf_spm(doc: Any, *, where: str = "tokenizer.json") -> HFSentencePieceTo
     tok._special_texts = frozenset(at.content for at in added if at.special)
     tok._post_processor = post
     return tok
+
+
+def load_hf_spm(path: str | os.PathLike[str]) -> HFSentencePieceTokenizer:
+    """Reads a ``tokenizer.json`` of the SentencePiece family (``bytepair.load`` finds such
+    files by their content)."""
+    from bytepair._json import read_json
+
+    where = os.fspath(path)
+    return from_hf_spm(read_json(where), where=where)
 
 
 def _from_doc(doc: Any, where: str) -> HFSentencePieceTokenizer:
