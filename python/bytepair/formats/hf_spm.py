@@ -740,6 +740,9 @@ class _Bpe:
             out.append(self.unk)
 
 
+_SHORT = 6
+
+
 class _Unigram:
     """``tokenizers``' Unigram model: the Viterbi search over every token of the vocabulary
     (its trie holds them all, the unknown, control and byte tokens included), in double
@@ -754,10 +757,15 @@ class _Unigram:
         self.scores = scores
         self.unk_id = unk_id
         self.unk_score = min(scores) - 10.0
-        self.longest = max(len(t) for t in tokens)
-        # every prefix of a token: the search from a position stops at the first text that is
-        # none (tokenizers' trie walk), so a long token costs only where the text matches it
-        self.prefixes = {t[:k] for t in tokens for k in range(1, len(t) + 1)}
+        # how far a search from a position may go: the longest token starting with its
+        # character; past _SHORT characters only as far as some token continues the text (the
+        # prefixes of long tokens are kept, not of every token: a 250k-piece vocabulary
+        # would make millions of strings)
+        self.longest: dict[str, int] = {}
+        for t in tokens:
+            if len(t) > self.longest.get(t[0], 0):
+                self.longest[t[0]] = len(t)
+        self.prefixes = {t[:k] for t in tokens if len(t) > _SHORT for k in range(_SHORT + 1, len(t) + 1)}
         self.byte_ids: dict[int, int] = {}
         if byte_fallback:
             self.byte_ids = {b: self.ids[f"<0x{b:02X}>"] for b in range(256) if f"<0x{b:02X}>" in self.ids}
@@ -778,16 +786,16 @@ class _Unigram:
 
     def _encode(self, s: str) -> list[int]:
         n = len(s)
-        ids, scores, longest, prefixes = self.ids, self.scores, self.longest, self.prefixes
+        ids, scores, prefixes = self.ids, self.scores, self.prefixes
         best = [0.0] * (n + 1)
         start = [-1] * (n + 1)
         node = [0] * (n + 1)
         for i in range(n):
             here = best[i]
             single = False
-            for j in range(i + 1, min(n, i + longest) + 1):
+            for j in range(i + 1, min(n, i + self.longest.get(s[i], 0)) + 1):
                 piece = s[i:j]
-                if piece not in prefixes:
+                if j - i > _SHORT and piece not in prefixes:
                     break
                 k = ids.get(piece)
                 if k is None:
