@@ -295,6 +295,8 @@ def test_refused_pipelines_name_the_file_and_the_reason(files: dict[str, str]) -
     cases.append(({**bpe, "model": {**bpe["model"], "merges": [*merges, ["a", "zz"]]}}, "model.merges["))
     cases.append(({**bpe, "model": {**bpe["model"], "dropout": 0.1}}, "dropout"))
     cases.append(({**bpe, "normalizer": {"type": "Replace", "pattern": {"Regex": r"\p{L}"}, "content": "x"}}, "\\p"))
+    for rx, why in (("[a[b]]", "nests a character class"), ("(?i)a", "(?...)"), ("a++", "possessive"), ("x*", "empty string")):
+        cases.append(({**bpe, "normalizer": {"type": "Replace", "pattern": {"Regex": rx}, "content": "x"}}, why))
     for bad, why in cases:
         with pytest.raises(FormatError) as e:
             from_hf_spm(bad, where="some/tokenizer.json")

@@ -132,8 +132,24 @@ _SAFE_ESCAPES = set("AzntrfvdDwW.\\^$|?*+()[]{}-/ ")
 def _regex(pattern: str, path: str, refuse: _Refuse) -> re.Pattern[str]:
     out = []
     i = 0
+    in_class = False
     while i < len(pattern):
         c = pattern[i]
+        if c == "[":
+            if in_class:  # Oniguruma nests sets, Python's re reads the "[" as itself
+                raise refuse(path, f"the regex {pattern!r:.80} nests a character class, which bytepair does not read (yet)")
+            in_class = True
+            out.append(c)
+            i += 1
+            if pattern[i : i + 1] == "^":
+                out.append("^")
+                i += 1
+            if pattern[i : i + 1] == "]":
+                out.append("\\]")
+                i += 1
+            continue
+        if c == "]":
+            in_class = False
         if c == "\\":
             nxt = pattern[i + 1 : i + 2]
             if nxt not in _SAFE_ESCAPES or nxt in ("d", "D", "w", "W"):
@@ -143,7 +159,7 @@ def _regex(pattern: str, path: str, refuse: _Refuse) -> re.Pattern[str]:
             continue
         if c == "(" and pattern[i + 1 : i + 2] == "?":
             raise refuse(path, f"the regex {pattern!r:.80} has a (?...) group, which bytepair does not read (yet)")
-        if c in "+*?}" and pattern[i + 1 : i + 2] == "+":
+        if not in_class and c in "+*?}" and pattern[i + 1 : i + 2] == "+":
             raise refuse(path, f"the regex {pattern!r:.80} has a possessive quantifier")
         if c == "[" and ("[:" in pattern or "&&" in pattern):
             raise refuse(path, f"the regex {pattern!r:.80} has a POSIX class or a class intersection")
