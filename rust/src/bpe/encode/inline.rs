@@ -182,6 +182,7 @@ impl<const K: usize, const W: usize, const WAYS: usize, const BITS: u32>
         if memory.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        super::advise_huge(memory, layout.size());
         if populate && !populate_pages(memory, layout.size()) {
             for i in (0..layout.size()).step_by(PAGE) {
                 // SAFETY: inside the allocation, which no other thread sees yet; writing the

@@ -104,7 +104,7 @@ impl BucketQueue {
     fn new(n: usize) -> Self {
         // Room for every first pair and one more per merge: most pieces never grow it.
         let pool = Vec::with_capacity(2 * n);
-        advise_huge_pages(&pool);
+        super::advise_huge_pages(&pool);
         BucketQueue {
             block: (n / 32).clamp(16, 256),
             pool,
@@ -240,7 +240,7 @@ impl Bpe {
         }
         let n = piece.len() as u32;
         let mut word = Vec::with_capacity(piece.len());
-        advise_huge_pages(&word);
+        super::advise_huge_pages(&word);
         word.extend(piece.iter().map(|&b| START | self.byte_ids[b as usize]));
         let mut node = Tokens {
             word,
@@ -324,32 +324,6 @@ const AHEAD: usize = 16;
 #[inline(always)]
 fn prefetch<T>(x: &T) {
     super::prefetch_at(x as *const T)
-}
-
-/// Asks Linux to back the (unused) capacity of a large buffer with transparent huge pages,
-/// where the system leaves that to programs (`madvise` mode): a first touch then maps 2 MiB,
-/// not 4 KiB, and the accesses of a group, spread over the whole piece, miss the TLB less.
-fn advise_huge_pages<T>(v: &Vec<T>) {
-    const HUGE: usize = 2 << 20;
-    let (addr, len) = (v.as_ptr() as usize, v.capacity() * std::mem::size_of::<T>());
-    if len < 2 * HUGE {
-        return;
-    }
-    #[cfg(target_os = "linux")]
-    {
-        extern "C" {
-            fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
-        }
-        const MADV_HUGEPAGE: i32 = 14;
-        const PAGE: usize = 4096;
-        let start = (addr + PAGE - 1) & !(PAGE - 1);
-        let end = (addr + len) & !(PAGE - 1);
-        // SAFETY: the pages lie inside the allocation of `v`, and MADV_HUGEPAGE changes how
-        // the kernel backs them, never what they hold; an error (no THP) is ignored.
-        unsafe {
-            madvise(start as *mut u8, end - start, MADV_HUGEPAGE);
-        }
-    }
 }
 
 /// The token of a merged-away node.
