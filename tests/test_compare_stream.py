@@ -54,6 +54,47 @@ def test_word_spans_are_the_definition(text: str) -> None:
     assert count_words(text) == len(want)
 
 
+def naive_measure(tok: bytepair.Tokenizer | bytepair.WordPieceTokenizer, text: str) -> tuple[int, int, int, int]:
+    """measure() the slow way: token ends one token at a time, words by the definition's regex,
+    a word cut when some token end falls strictly inside it."""
+    offsets = byte_offsets(text)
+    if isinstance(tok, bytepair.WordPieceTokenizer):
+        ids, spans = tok.encode_with_offsets(text)
+        ends = [int(offsets[e]) for _, e in spans]
+        n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    else:
+        ids = tok.encode(text, disallowed_special=())
+        ends, at = [], 0
+        for i in ids:
+            at += len(tok.decode_bytes([i]))
+            ends.append(at)
+        n_bytes = at
+    words = [(int(offsets[m.start()]), int(offsets[m.end()])) for m in _WORD.finditer(text)]
+    cut = sum(1 for s, e in words if any(s < x < e for x in ends))
+    return len(ids), len(words), cut, n_bytes
+
+
+@SETTINGS
+@given(text=LINES)
+def test_measure_is_the_naive_count(text: str, wordpiece: bytepair.WordPieceTokenizer) -> None:
+    for tok in [*(bytepair.get_encoding(n) for n in bytepair.list_encoding_names()), wordpiece]:
+        assert measure(tok, text) == naive_measure(tok, text)
+
+
+def test_measure_is_the_naive_count_on_the_sample(wordpiece: bytepair.WordPieceTokenizer) -> None:
+    text = SAMPLE.read_text(encoding="utf-8")[:20_000] + "\n東京に行く GPT-4は\u3000caf\u00e9 \U00020001x\n"
+    for tok in [bytepair.get_encoding("gpt2"), bytepair.get_encoding("o200k_base"), wordpiece]:
+        assert measure(tok, text) == naive_measure(tok, text)
+        assert measure(tok, text.upper()[:5000]) == naive_measure(tok, text.upper()[:5000])
+
+
+def test_ascii_space_is_str_isspace() -> None:
+    from bytepair.analysis.compare import _ascii_space
+
+    got = _ascii_space(np.arange(256, dtype=np.uint8))
+    assert [i for i in range(256) if got[i]] == [i for i in range(128) if chr(i).isspace()]
+
+
 def test_compare_of_a_file_equals_measuring_it_whole(tmp_path: Path) -> None:
     text = SAMPLE.read_text(encoding="utf-8")
     path = tmp_path / "s.txt"

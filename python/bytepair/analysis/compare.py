@@ -18,15 +18,17 @@ text (0 = every language costs the same), or of fertility when the text is not p
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from bytepair._progress import Progress, wanted
 from bytepair.analysis.corpus import Corpus
-from bytepair.analysis.words import byte_offsets, word_spans
+from bytepair.analysis.words import _CLASS, byte_offsets
 from bytepair.errors import BytepairError, CorpusError
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
@@ -77,49 +79,131 @@ def measure(tok: Tokenizer | WordPieceTokenizer, text: str) -> tuple[int, int, i
     return _measure(tok, text, {})
 
 
-def _measure(
-    tok: Tokenizer | WordPieceTokenizer, text: str, spans: dict[str, npt.NDArray[np.int64]]
-) -> tuple[int, int, int, int]:
-    """:func:`measure`, with the word spans of each text measured kept in ``spans`` (every
-    tokenizer of a comparison measures the same block)."""
+def _measure(tok: Tokenizer | WordPieceTokenizer, text: str, seen: dict[str, _Words]) -> tuple[int, int, int, int]:
+    """:func:`measure`, with the words of each text measured kept in ``seen`` (every tokenizer
+    of a comparison measures the same block: its words are found once)."""
     if isinstance(tok, WordPieceTokenizer):
         # WordPiece: token ends from its character offsets (into the original text,
         # whose whitespace it drops); bytes are the text's.
         ids, offsets = tok.encode_with_offsets(text)
         ends = byte_offsets(text)[np.asarray([e for _, e in offsets], dtype=np.int64)]
         n_tokens = len(ids)
-        n_bytes = len(text.encode("utf-8", "surrogatepass"))
     else:
         if tok.normalization is not None:
             text = tok._norm(text)
         ids_array = tok.encode_to_numpy(text, disallowed_special=(), dtype=np.uint32)
-        ends = np.cumsum(_token_lengths(tok)[ids_array])
+        # Blocks are far below 2 GiB: int32 ends, unless one document is not.
+        wide = len(text) >= 1 << 29
+        ends = np.cumsum(np.take(_token_lengths(tok), ids_array), dtype=np.int64 if wide else np.int32)
         n_tokens = len(ids_array)
-        n_bytes = int(ends[-1]) if len(ends) else 0
-    words = spans.get(text)
+    words = seen.get(text)
     if words is None:
-        words = spans[text] = word_spans(text)
-    if len(words) == 0:
-        return n_tokens, 0, 0, n_bytes
-    # A word [s, e) is cut when a token ends strictly inside it: count the ends up to each byte.
-    size = max(n_bytes, int(words[-1, 1]), int(ends[-1]) if len(ends) else 0)
-    marks = np.zeros(size + 1, dtype=np.int32)
-    marks[ends] = 1
-    upto = np.cumsum(marks, dtype=np.int32)
-    inside = upto[words[:, 1] - 1] - upto[words[:, 0]]
-    return n_tokens, len(words), int(np.count_nonzero(inside)), n_bytes
+        words = seen[text] = _Words(text)
+    # BPE: the bytes its tokens cover (the text's, unless the extension replaced some).
+    n_bytes = words.n_bytes if isinstance(tok, WordPieceTokenizer) else int(ends[-1]) if len(ends) else 0
+    return n_tokens, words.count, words.cut(ends, ascending=not isinstance(tok, WordPieceTokenizer)), n_bytes
 
 
-def _token_lengths(tok: Tokenizer) -> npt.NDArray[np.int64]:
-    """Bytes of each id (special tokens: of their text), kept on the tokenizer."""
-    cached: npt.NDArray[np.int64] | None = tok.__dict__.get("_token_lengths")
+class _Words:
+    """The words of one text (:mod:`bytepair.analysis.words`), kept as what a token boundary
+    needs: ``inside[p]`` = 1 + the index of the word holding bytes ``p - 1`` and ``p`` (a token
+    boundary at byte offset ``p`` cuts that word), or 0 (``p`` is between words, or at either
+    end of the text).
+
+    Made with numpy once per text and shared by every tokenizer: a tokenizer then costs one
+    gather over its token ends, not a pass over the text's bytes. Every step is a numpy pass over
+    the bytes (a Python loop per word or per character would cost more than encoding)."""
+
+    __slots__ = ("count", "inside", "n_bytes")
+
+    def __init__(self, text: str) -> None:
+        if text.isascii():
+            # A byte is a character, and none is of a script without spaces: two bytes are in
+            # one word when both are word bytes.
+            a = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            n = len(a)
+            word = np.zeros(n + 2, dtype=np.bool_)  # False before the first byte and after the last
+            np.logical_not(_ascii_space(a), out=word[1 : n + 1])
+            number = np.cumsum(word[1:] & ~word[:-1], dtype=np.int32)  # 1 + the word's index
+            self.count = int(number[-1])
+            self.inside = number * (word[:-1] & word[1:])
+            self.n_bytes = n
+            return
+        # Other text, byte by byte: each byte gets a class, 0 word, 1 whitespace, 2 the first
+        # byte of a character of a script without spaces, 3 a later byte of one; the later
+        # bytes of other characters take their first byte's class. Characters past ASCII are
+        # classified by code point, the n-th of them giving the class of the n-th byte >= 0xC0.
+        u = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        n = len(u)
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        wide = cps[cps >= 0x80]
+        cls = np.take(_CLASS, np.minimum(wide, 0xFFFF))
+        high = wide > 0xFFFF
+        if high.any():  # above the table only Han (U+20000..U+3FFFF) is of a script without spaces
+            cls[high] = np.where((wide[high] >= 0x20000) & (wide[high] <= 0x3FFFF), 2, 0)
+        byte_cls = _ascii_space(u).view(np.uint8)  # 1 on ASCII whitespace, else 0 for now
+        special = cls != 0  # most characters past ASCII are word characters: the later bytes
+        if special.any():  # of those are right as 0; only the others are placed and filled
+            byte_cls[np.flatnonzero(u >= 0xC0)[special]] = cls[special]
+            later = (u & 0xC0) == 0x80
+            for _ in range(3 if high.any() else 2):  # one more later byte filled each time
+                prev = byte_cls[:-1]
+                byte_cls[1:] = np.where(later[1:], prev + (prev == 2), byte_cls[1:])
+        is_word = np.empty(n + 1, dtype=np.bool_)  # is_word[p + 1]: byte p is of a word character
+        is_word[0] = False
+        np.equal(byte_cls, 0, out=is_word[1:])
+        starts = (byte_cls == 2) | (is_word[1:] & ~is_word[:-1])
+        number = np.zeros(n + 1, dtype=np.int32)  # number[p]: 1 + the index of byte p's word
+        np.cumsum(starts, dtype=np.int32, out=number[:n])
+        self.count = int(number[n - 1]) if n else 0
+        joint = np.zeros(n + 1, dtype=np.bool_)  # joint[p]: bytes p - 1 and p are of one word
+        joint[1:n] = (is_word[1:n] & is_word[2:]) | (byte_cls[1:] == 3)
+        self.inside = number * joint
+        self.n_bytes = n
+
+    def cut(self, ends: npt.NDArray[Any], *, ascending: bool) -> int:
+        """Words with a token end (byte offsets) strictly inside. With ``ascending`` ends, the
+        words they cut come in runs (every end between two ends inside one word is inside it
+        too): count the runs. Else mark each word cut."""
+        if self.count == 0 or len(ends) == 0:
+            return 0
+        cut = np.take(self.inside, ends, mode="clip")  # an end past the text is in no word
+        if ascending:
+            return int(np.count_nonzero((cut[1:] != cut[:-1]) & (cut[1:] != 0))) + int(cut[0] != 0)
+        marks = np.zeros(self.count + 1, dtype=np.bool_)
+        marks[cut] = True
+        return int(np.count_nonzero(marks[1:]))
+
+
+def _ascii_space(u: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Which bytes are ASCII whitespace (str.isspace: 9-13 and 28-32). Two wrapping subtractions
+    and compares: a 256-entry table through np.take costs several times more (the indices are
+    widened to 64 bits first)."""
+    return ((u - np.uint8(9)) < 5) | ((u - np.uint8(28)) < 5)
+
+
+
+_STRUCT_ID_LEN = struct.Struct("<II")
+
+
+def _token_lengths(tok: Tokenizer) -> npt.NDArray[np.int32]:
+    """Bytes of each id (special tokens: of their text), kept on the tokenizer. Read from the
+    extension's vocabulary buffer (``Encoder.vocab_table``: id, length, bytes per token) rather
+    than from ``tok.vocab``, whose 200,000 bytes objects for o200k cost twice the time."""
+    cached: npt.NDArray[np.int32] | None = tok.__dict__.get("_token_lengths")
     if cached is None:
-        vocab = tok.vocab
+        buf, top = tok._core.vocab_table()
         specials = tok.special_tokens
-        ids = np.fromiter(vocab.keys(), dtype=np.int64, count=len(vocab))
-        lengths = np.fromiter(map(len, vocab.values()), dtype=np.int64, count=len(vocab))
-        size = max([*specials.values(), int(ids.max()) if len(ids) else -1]) + 1
-        cached = np.zeros(size, dtype=np.int64)
+        cached = np.zeros(max([*specials.values(), -1 if top is None else top]) + 1, dtype=np.int32)
+        unpack = _STRUCT_ID_LEN.unpack_from
+        ids: list[int] = []
+        lengths: list[int] = []
+        off = 0
+        while off < len(buf):
+            i, n = unpack(buf, off)
+            ids.append(i)
+            lengths.append(n)
+            off += 8 + n
         cached[ids] = lengths
         for text, i in specials.items():
             cached[i] = len(text.encode("utf-8"))
@@ -156,12 +240,12 @@ def compare(
             has_text = False
             for block in c.blocks():
                 has_text = has_text or not block.isspace() and bool(block)
-                spans: dict[str, npt.NDArray[np.int64]] = {}
+                seen: dict[str, _Words] = {}
                 for tname, tok in tokenizers:
                     acc = totals[tname, c.name]
-                    for k, v in enumerate(_measure(tok, block, spans)):
+                    for k, v in enumerate(_measure(tok, block, seen)):
                         acc[k] += v
-                done += len(block.encode("utf-8", "surrogatepass"))
+                done += len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
                 if bar is not None:
                     bar.update(done)
             if not has_text:
