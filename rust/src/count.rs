@@ -323,6 +323,19 @@ pub struct CountStats {
     pub words: u64,
 }
 
+/// What the cap on distinct pieces (`PieceCounter::set_max_pieces`) dropped.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Times the table was pruned.
+    pub prunes: u64,
+    /// Table entries dropped (a piece dropped twice counts twice).
+    pub pieces: u64,
+    /// Occurrences those entries held (the text they stood for is no longer counted).
+    pub occurrences: u64,
+    /// The largest threshold used: every piece counted this often or less was dropped.
+    pub max_threshold: u64,
+}
+
 /// Number of runs of non-whitespace bytes (ASCII whitespace separates).
 fn count_words(text: &[u8]) -> u64 {
     let mut words = 0u64;
@@ -342,6 +355,8 @@ pub struct PieceCounter {
     unit_bytes: usize,
     block_bytes: usize,
     pub stats: CountStats,
+    max_pieces: Option<usize>,
+    pub pruned: PruneStats,
 }
 
 impl PieceCounter {
@@ -366,7 +381,68 @@ impl PieceCounter {
             unit_bytes: unit_bytes.max(1),
             block_bytes: block_bytes.max(1),
             stats: CountStats::default(),
+            max_pieces: None,
+            pruned: PruneStats::default(),
         }
+    }
+
+    /// Bounds the table: after each call that adds counts (`add_texts`, each block of
+    /// `add_file` / `add_block` / `add_file_range`, `add_counts`), when more than `max` distinct
+    /// pieces are held, every piece whose count is at most k is dropped, k the smallest count
+    /// that leaves at most `max` (the (max+1)-th largest count). A dropped piece that occurs
+    /// again is counted from zero. The result depends only on the counts at those points, which
+    /// the text and its cutting into blocks decide: never on threads or hash order.
+    pub fn set_max_pieces(&mut self, max: Option<usize>) {
+        self.max_pieces = max;
+        self.prune_if_over();
+    }
+
+    /// Applies the cap of `set_max_pieces` now (the shards are merged into one first).
+    fn prune_if_over(&mut self) {
+        let Some(max) = self.max_pieces else { return };
+        // The shards' sizes add up to at least the distinct pieces: nothing to do under the cap.
+        let held: usize = self
+            .shards
+            .iter_mut()
+            .map(|m| m.get_mut().unwrap_or_else(|e| e.into_inner()).0.len())
+            .sum();
+        if held <= max {
+            return;
+        }
+        let mut total = PieceMap::default();
+        let mut words = 0u64;
+        for shard in &mut self.shards {
+            let (map, w) = std::mem::take(shard.get_mut().unwrap_or_else(|e| e.into_inner()));
+            words += w;
+            if total.len() < map.len() {
+                let small = std::mem::replace(&mut total, map);
+                for (k, v) in small {
+                    *total.entry(k).or_insert(0) += v;
+                }
+            } else {
+                for (k, v) in map {
+                    *total.entry(k).or_insert(0) += v;
+                }
+            }
+        }
+        if total.len() > max {
+            let mut counts: Vec<u64> = total.values().copied().collect();
+            let (_, &mut k, _) = counts.select_nth_unstable_by(max, |a, b| b.cmp(a));
+            let before = total.len();
+            let mut occurrences = 0u64;
+            total.retain(|_, &mut c| {
+                let keep = c > k;
+                if !keep {
+                    occurrences = occurrences.saturating_add(c);
+                }
+                keep
+            });
+            self.pruned.prunes += 1;
+            self.pruned.pieces += (before - total.len()) as u64;
+            self.pruned.occurrences = self.pruned.occurrences.saturating_add(occurrences);
+            self.pruned.max_threshold = self.pruned.max_threshold.max(k);
+        }
+        *self.shards[0].get_mut().unwrap_or_else(|e| e.into_inner()) = (total, words);
     }
 
     fn count_unit(&self, unit: &str) -> Result<()> {
@@ -410,6 +486,7 @@ impl PieceCounter {
         units.par_iter().try_for_each(|u| self.count_unit(u))?;
         self.stats.documents += texts.len() as u64;
         self.stats.bytes += texts.iter().map(|t| t.len() as u64).sum::<u64>();
+        self.prune_if_over();
         Ok(())
     }
 
@@ -547,6 +624,7 @@ impl PieceCounter {
         self.stats.bytes += stats.bytes;
         self.stats.documents += stats.documents;
         self.stats.replaced += stats.replaced;
+        self.prune_if_over();
     }
 
     /// Merges the workers' shards into one map of distinct pieces and their counts.
@@ -601,6 +679,30 @@ pub fn merge_weighted(maps: &[(&PieceMap, u64)], denominator: u64) -> Result<Pie
 mod tests {
     use super::*;
     use crate::text::pretok::{GPT2, GPT4, O200K};
+
+    /// The cap keeps the pieces counted more often than the (max+1)-th largest count, whatever
+    /// the number of threads and shards.
+    #[test]
+    fn max_pieces_drops_the_lowest_counts() {
+        let mut c = PieceCounter::with_sizes(
+            Pretokenizer::new(Some(GPT2)).unwrap(),
+            SpecialSplitter::new(&[]).unwrap(),
+            8,
+            64,
+        );
+        c.set_max_pieces(Some(2));
+        c.add_texts(&["a a a b b c"]).unwrap();
+        // counts: " a" 2, "a" 1, " b" 2, " c" 1: the third largest is 1, so the 1s go.
+        assert_eq!(c.pruned.prunes, 1);
+        assert_eq!(c.pruned.pieces, 2);
+        assert_eq!(c.pruned.occurrences, 2);
+        assert_eq!(c.pruned.max_threshold, 1);
+        c.add_texts(&["d"]).unwrap(); // 3 pieces, counts 2 2 1: "d" goes
+        let map = c.finish();
+        let mut got: Vec<(Vec<u8>, u64)> = map.into_iter().map(|(k, v)| (k.to_vec(), v)).collect();
+        got.sort();
+        assert_eq!(got, vec![(b" a".to_vec(), 2), (b" b".to_vec(), 2)]);
+    }
 
     /// `cut_before` and `cut_after` as they were, looking at every newline: the skips over
     /// whitespace runs must find the same cuts.

@@ -48,21 +48,25 @@ impl PyPieceCounter {
     /// `unit_bytes` and `block_bytes` (how texts are cut for the workers and how files are
     /// read) change no result; tests make them small to exercise the cutting.
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, *, unit_bytes=None, block_bytes=None))]
+    /// `max_pieces` bounds the table (`PieceCounter::set_max_pieces`: the pieces counted least
+    /// often are dropped when it is exceeded).
+    #[pyo3(signature = (pattern, special_tokens, *, unit_bytes=None, block_bytes=None, max_pieces=None))]
     fn new(
         pattern: Option<&str>,
         special_tokens: Vec<String>,
         unit_bytes: Option<usize>,
         block_bytes: Option<usize>,
+        max_pieces: Option<usize>,
     ) -> PyResult<Self> {
         let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
         let specials = SpecialSplitter::new(&special_tokens).map_err(to_py)?;
-        let counter = PieceCounter::with_sizes(
+        let mut counter = PieceCounter::with_sizes(
             pretok,
             specials,
             unit_bytes.unwrap_or(crate::count::UNIT_BYTES),
             block_bytes.unwrap_or(crate::count::BLOCK_BYTES),
         );
+        counter.set_max_pieces(max_pieces);
         Ok(PyPieceCounter {
             inner: Some(counter),
         })
@@ -146,6 +150,14 @@ impl PyPieceCounter {
     #[getter]
     fn replaced_bytes(&mut self) -> PyResult<u64> {
         Ok(self.get()?.stats.replaced)
+    }
+
+    /// What the cap on distinct pieces dropped: (prunes, table entries dropped, their
+    /// occurrences, largest threshold); all 0 without `max_pieces` or under it.
+    #[getter]
+    fn pruned(&mut self) -> PyResult<(u64, u64, u64, u64)> {
+        let p = self.get()?.pruned;
+        Ok((p.prunes, p.pieces, p.occurrences, p.max_threshold))
     }
 
     /// The distinct pieces and their counts, as a list of (bytes, count). Consumes the counter.
