@@ -176,8 +176,11 @@ def test_continued_training_errors() -> None:
     base = bytepair.train_from_iterator(["hello world"] * 5, vocab_size=270, pattern="gpt2")
     with pytest.raises(ValueError, match="smaller than the base tokenizer's vocab size"):
         bytepair.train_from_iterator(["x"], vocab_size=260, base=base)
-    with pytest.raises(ValueError, match="the base tokenizer splits with the pattern 'gpt2', but pattern='gpt4'"):
-        bytepair.train_from_iterator(["x"], vocab_size=300, base=base, pattern="gpt4")
+    # Another pattern is allowed (SuperBPE's second stage; tests/test_superword.py): the result
+    # splits with it, and the base's merges and ids stay.
+    other = bytepair.train_from_iterator(["hello world"] * 5, vocab_size=300, base=base, pattern="gpt4")
+    assert other.pattern_name == "gpt4" and other.merges[: len(base.merges)] == base.merges
+    assert other.training["base"]["pattern"] == "gpt2"
     with pytest.raises(ValueError, match="normalization"):
         bytepair.train_from_iterator(["x"], vocab_size=300, base=base, normalization="nfc")
     # A rank encoding is a valid base too (merges recovered from the ranks):

@@ -110,8 +110,10 @@ def _plan(
     return __version__, parts, sizes
 
 
-def _count(parts: list[Part], regex: str | None, special_tokens: list[str], replace_errors: bool) -> bytes:
-    counter = _core.PieceCounter(regex, special_tokens)
+def _count(
+    parts: list[Part], regex: str | None, special_tokens: list[str], replace_errors: bool, max_pieces: int | None = None
+) -> bytes:
+    counter = _core.PieceCounter(regex, special_tokens, max_pieces=max_pieces)
     for path, start, end in parts:
         if end is None:
             counter.add_file(path, replace_errors=replace_errors)
@@ -120,8 +122,8 @@ def _count(parts: list[Part], regex: str | None, special_tokens: list[str], repl
     return counter.take_packed()
 
 
-def _merge(*packed: bytes) -> bytes:
-    counter = _core.PieceCounter(None, [])
+def _merge(*packed: bytes, max_pieces: int | None = None) -> bytes:
+    counter = _core.PieceCounter(None, [], max_pieces=max_pieces)
     for p in packed:
         counter.add_packed(p)
     return counter.take_packed()
@@ -161,12 +163,18 @@ def count(
     replace_errors: bool,
     client: Client | None = None,
     progress: bool = False,
+    max_pieces: int | None = None,
 ) -> _core.PieceCounter:
-    """Counts the pieces of files on a Dask cluster; returns a counter holding the merged counts."""
+    """Counts the pieces of files on a Dask cluster; returns a counter holding the merged counts.
+
+    ``max_pieces`` bounds every table (each task's, each merge's and the caller's) as
+    ``train(max_pieces=...)`` does locally: the prunes happen at the same places for the same
+    files whatever the cluster (the tasks and the merge tree depend only on the files), so the
+    result is deterministic, though not the same as local counting once anything is pruned."""
     dist = _distributed()
     dask_client = _get_client(client)
     specials = list(special_tokens)
-    counter = _core.PieceCounter(regex, specials)
+    counter = _core.PieceCounter(regex, specials, max_pieces=max_pieces)
     if not paths:
         return counter
     task_bytes = TASK_BYTES
@@ -184,10 +192,15 @@ def count(
     del planned
 
     tasks = _tasks(parts, sizes, task_bytes)
-    counted = [dask_client.submit(_count, group, regex, specials, replace_errors, pure=False) for group, _ in tasks]
+    counted = [
+        dask_client.submit(_count, group, regex, specials, replace_errors, max_pieces, pure=False) for group, _ in tasks
+    ]
     level = counted
     while len(level) > 1:
-        level = [dask_client.submit(_merge, *level[i : i + FAN_IN], pure=False) for i in range(0, len(level), FAN_IN)]
+        level = [
+            dask_client.submit(_merge, *level[i : i + FAN_IN], max_pieces=max_pieces, pure=False)
+            for i in range(0, len(level), FAN_IN)
+        ]
     final = level[0]
 
     bar = Progress("counting", total=sum(sizes), unit="bytes") if progress else None

@@ -5,6 +5,8 @@ A tokenizer first splits text into pieces with its pattern; BPE never merges acr
 - ``"gpt2"``: GPT-2 / r50k_base.
 - ``"gpt4"``: GPT-4 / cl100k_base.
 - ``"o200k"``: GPT-4o / o200k_base.
+- ``"superword"``: superword pieces for SuperBPE's second stage (``superword_pattern(4)``):
+  pieces of up to 4 words that never span a sentence end. See :func:`superword_pattern`.
 - ``None``: no splitting, the whole text is one piece.
 
 Any other string is used as a custom regex, except a bare name (letters, digits, ``_``,
@@ -24,10 +26,42 @@ import re
 from bytepair import _core
 from bytepair.errors import PatternError
 
-__all__ = ["PATTERNS", "resolve"]
+__all__ = ["PATTERNS", "SENTENCE_ENDS", "resolve", "superword_pattern"]
+
+#: Characters that end a sentence for :func:`superword_pattern`: no superword piece holds one.
+SENTENCE_ENDS = ".!?\u3002\uff01\uff1f"  # . ! ? and the ideographic full stop, ！ and ？
+
+#: The most words a superword piece may hold (``max_words_per_token``).
+MAX_SUPERWORD_WORDS = 64
+
+
+def superword_pattern(max_words: int = 4) -> str:
+    """The split pattern of SuperBPE's second stage, with pieces of at most ``max_words`` words.
+
+    A word is a run of letters (``\\p{L}+``) with at most one character before it that is not a
+    letter, digit, newline or sentence end (:data:`SENTENCE_ENDS`): ``" cat"``, ``"cat"``,
+    ``"'s"``, ``"-based"``. A superword piece is 1 to ``max_words`` consecutive words, as many
+    as there are (so a longer run of words is cut into pieces of ``max_words`` words, from the
+    left). Everything else splits as GPT-4's pattern does: numbers of 1 to 3 digits,
+    punctuation runs with one optional space before them, whitespace runs (the last space of a
+    run goes to the next word). So pieces cross single spaces between words but never a
+    sentence end (``.``, ``!``, ``?`` and their CJK forms), a newline, two spaces, a digit or a
+    two-character gap such as ``", "``; e.g. ``"by the way, it is. Next"`` splits into
+    ``"by the way"``, ``","``, ``" it is"``, ``"."``, ``" Next"``.
+
+    This is a plain regex: encoding with it needs no special support, and every format that
+    stores a regex (bytepair JSON, Hugging Face ``tokenizer.json``, tiktoken's ``pat_str``)
+    can hold it.
+    """
+    if not isinstance(max_words, int) or isinstance(max_words, bool) or not 1 <= max_words <= MAX_SUPERWORD_WORDS:
+        raise PatternError(f"max_words must be an int in [1, {MAX_SUPERWORD_WORDS}], got {max_words!r}")
+    word = rf"[^\r\n\p{{L}}\p{{N}}{SENTENCE_ENDS}]?\p{{L}}+"
+    return rf"(?:{word}){{1,{max_words}}}|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+
 
 #: The preset patterns by name.
 PATTERNS: dict[str, str] = dict(_core.preset_patterns())
+PATTERNS["superword"] = superword_pattern(4)
 
 _ALIASES = {
     "r50k": "gpt2",

@@ -35,7 +35,7 @@ from typing import IO, Any
 from bytepair import _core, _normalize
 from bytepair._progress import Progress, size_text, wanted
 from bytepair.errors import BytepairError, BytepairWarning, CorpusError
-from bytepair.patterns import resolve
+from bytepair.patterns import MAX_SUPERWORD_WORDS, resolve, superword_pattern
 from bytepair.sources import (
     DECOMPRESS_ERRORS,
     PathLike,
@@ -257,6 +257,8 @@ _MAXIMA = {
     "min_frequency": 2**64 - 1,
     "max_token_length": 2**32,
     "reserved_special_tokens": 2**20,
+    "max_words_per_token": MAX_SUPERWORD_WORDS,
+    "max_pieces": 2**63,
 }
 
 
@@ -320,6 +322,7 @@ class _Plan:
     base: Tokenizer | None
     tie_break: str = "lexicographic"
     special_ids: dict[str, int] | None = None  # chosen ids (special_tokens given as a mapping)
+    max_pieces: int | None = None  # cap on distinct pieces while counting
 
     @property
     def all_specials(self) -> list[str]:
@@ -327,6 +330,26 @@ class _Plan:
 
     def core_base(self) -> tuple[_core.Encoder, int] | None:
         return None if self.base is None else (self.base._core, self.first_id)
+
+
+def _superword(pattern: str | None | _Unset, max_words_per_token: int | None) -> str | None | _Unset:
+    """``pattern`` with ``max_words_per_token`` applied: the ``"superword"`` pattern (implied
+    when no pattern is given) with pieces of at most that many words."""
+    if max_words_per_token is None:
+        return pattern
+    _check_int("max_words_per_token", max_words_per_token, 1)
+    if isinstance(pattern, _Unset) or (isinstance(pattern, str) and resolve(pattern)[0] == "superword"):
+        return superword_pattern(max_words_per_token)
+    raise BytepairError(
+        f"max_words_per_token={max_words_per_token} bounds the pieces of pattern='superword', not of pattern="
+        f"{pattern!r:.80}: use pattern='superword', or write the bound into the regex itself"
+    )
+
+
+def _check_max_pieces(max_pieces: int | None) -> int | None:
+    if max_pieces is not None:
+        _check_int("max_pieces", max_pieces, 1)
+    return max_pieces
 
 
 def _plan(
@@ -339,7 +362,9 @@ def _plan(
     max_token_length: int | None,
     normalization: str | None | _Unset,
     base: Tokenizer | None,
+    max_words_per_token: int | None = None,
 ) -> _Plan:
+    pattern = _superword(pattern, max_words_per_token)
     chosen = dict(special_tokens) if isinstance(special_tokens, Mapping) else None
     specials = _check_specials(list(special_tokens))
     _check_int("vocab_size", vocab_size, 0)
@@ -376,12 +401,10 @@ def _plan(
         raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
     # A rank model (tiktoken) continues from the merges recovered from its ranks.
     base_merges = base._merge_list()
-    regex = base.pattern
-    if not isinstance(pattern, _Unset) and resolve(pattern)[1] != base.pattern:
-        raise BytepairError(
-            f"the base tokenizer splits with the pattern {base.pattern_name or base.pattern!r}, but pattern="
-            f"{pattern!r} was asked for; continued training keeps the base's pattern (leave pattern out)"
-        )
+    # Another pattern than the base's (SuperBPE's second stage: pattern="superword"): the new
+    # pieces are encoded with the base's merges (in rank order, over the whole piece, as the
+    # result encodes them), and the result splits with the new pattern.
+    regex = base.pattern if isinstance(pattern, _Unset) else resolve(pattern)[1]
     norm = base.normalization
     if not isinstance(normalization, _Unset) and _normalize.canonical(normalization) != norm:
         raise BytepairError(
@@ -493,6 +516,10 @@ def _training_info(plan: _Plan, vocab_size: int, learned: int) -> dict[str, Any]
         info["tie_break"] = plan.tie_break
     if plan.base is not None:
         info["base"] = {"vocab_size": plan.base.vocab_size, "merges": len(plan.merges_before)}
+        if plan.regex != plan.base.pattern:
+            info["base"]["pattern"] = plan.base.pattern_name or plan.base.pattern
+    if plan.max_pieces is not None:
+        info["max_pieces"] = plan.max_pieces
     return info
 
 
@@ -598,6 +625,8 @@ def train(
     backend: str = "local",
     client: Any = None,
     tie_break: str = "lexicographic",
+    max_words_per_token: int | None = None,
+    max_pieces: int | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer.
 
@@ -631,6 +660,21 @@ def train(
     the workers read the files, so the paths must be valid there; see
     :mod:`bytepair.distributed`. The merges are the same as with ``backend="local"``.
 
+    Superword tokens (SuperBPE's second stage): ``base=stage1, pattern="superword"`` counts
+    pieces that cross the spaces between words (at most ``max_words_per_token`` words each, 4
+    by default; never across a sentence end: :func:`bytepair.patterns.superword_pattern`),
+    encodes each with the base's merges, and continues merging; the base's ids stay, and the
+    result splits with the superword pattern. ``base`` with any other ``pattern`` works the same
+    way. ``max_words_per_token`` alone (no ``pattern``) means ``pattern="superword"``.
+
+    ``max_pieces`` bounds the table of distinct pieces while counting (superword pieces are
+    many): after each block of text (16 MB of a plain file, 8 MB read in Python, a batch of
+    documents), when more than ``max_pieces`` distinct pieces are held, every piece whose count
+    is at most k is dropped, k the smallest count that leaves at most ``max_pieces``; a dropped
+    piece that occurs again is counted from zero. The result depends only on the text (not on
+    threads); what was dropped is in ``tok.training["pruned"]``. Memory: ``max_pieces`` pieces
+    plus the new pieces of one block. ``None`` (default): no bound.
+
     ``tie_break`` chooses among pairs of equal count: ``"lexicographic"`` (the pair with the
     greater bytes, left token first; independent of the order of the text), ``"first"`` (the
     pair that occurs first in the text as merged so far: minbpe's and the notebooks'
@@ -656,9 +700,13 @@ def train(
         max_token_length=max_token_length,
         normalization=normalization,
         base=base,
+        max_words_per_token=max_words_per_token,
     )
     plan.tie_break = tie_break
+    plan.max_pieces = _check_max_pieces(max_pieces)
     if tie_break == "first":
+        if max_pieces is not None:
+            raise BytepairError("tie_break='first' counts in Python without a bound: leave max_pieces out")
         if backend != "local" or client is not None:
             raise BytepairError("tie_break='first' counts the text in order, on this machine: use backend='local'")
         if len(srcs) != 1:
@@ -684,7 +732,7 @@ def train(
     counters = []
     stats = []
     for src, fs in zip(srcs, files):
-        counter = _core.PieceCounter(plan.regex, plan.all_specials)
+        counter = _core.PieceCounter(plan.regex, plan.all_specials, max_pieces=plan.max_pieces)
         replaced_before = counting.replaced_in_python
         if src.texts is not None:
             counting.texts(counter, src.texts)
@@ -739,6 +787,7 @@ def _train_counters(
         )
     sizes = [s["bytes"] for s in stats]
     multipliers = mixing_multipliers(sizes, alpha)
+    pruned = [c.pruned for c in counters] if plan.max_pieces is not None else []
     bar = Progress("merging ", total=plan.merges, unit="merges") if show else None
     counted = time.perf_counter()
     merge_ids, distinct, per_source, token_counts = _core.train_counters(
@@ -775,6 +824,9 @@ def _train_counters(
     if len(stats) > 1:
         info["alpha"] = alpha
     info["distinct_pieces"] = distinct
+    if pruned:
+        keys = ("prunes", "pieces", "occurrences", "max_threshold")
+        info["pruned"] = {k: (max if k == "max_threshold" else sum)(p[i] for p in pruned) for i, k in enumerate(keys)}
     info["seconds"] = {
         "counting": round(counted - started, 3),
         "merging": round(time.perf_counter() - counted, 3),
@@ -817,6 +869,7 @@ def _train_elsewhere(
         replace_errors=errors == "replace",
         client=client,
         progress=show,
+        max_pieces=plan.max_pieces,
     )
     stats = [
         {
@@ -865,6 +918,8 @@ def train_from_iterator(
     base: Tokenizer | None = None,
     progress: bool | None = None,
     tie_break: str = "lexicographic",
+    max_words_per_token: int | None = None,
+    max_pieces: int | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on an iterable of ``str`` documents (the options are
     :func:`train`'s; this is ``train(Source(texts=texts), ...)``).
@@ -886,6 +941,8 @@ def train_from_iterator(
         base=base,
         progress=progress,
         tie_break=tie_break,
+        max_words_per_token=max_words_per_token,
+        max_pieces=max_pieces,
     )
 
 
@@ -901,6 +958,7 @@ def train_from_counts(
     normalization: str | None | _Unset = _UNSET,
     base: Tokenizer | None = None,
     tie_break: str = "lexicographic",
+    max_words_per_token: int | None = None,
 ) -> Tokenizer:
     """Trains from precomputed piece counts ``{piece: count}`` (pieces as ``str`` or UTF-8
     ``bytes``; counts are ints in [0, 2**64); a piece given twice, e.g. as str and as bytes,
@@ -919,6 +977,7 @@ def train_from_counts(
         max_token_length=max_token_length,
         normalization=normalization,
         base=base,
+        max_words_per_token=max_words_per_token,
     )
     items = counts.items() if isinstance(counts, Mapping) else counts
     pairs: list[tuple[bytes, int]] = []

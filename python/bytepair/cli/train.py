@@ -106,6 +106,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         options["pattern"] = args.pattern
     if args.normalization is not None:
         options["normalization"] = args.normalization
+    if args.max_words_per_token is not None:
+        options["max_words_per_token"] = args.max_words_per_token
+    if args.max_pieces is not None:
+        options["max_pieces"] = args.max_pieces
     _check_roles(args, options.get("base"))
 
     with contextlib.ExitStack() as stack:
@@ -342,7 +346,22 @@ examples:
         type=pattern_arg,
         default=_UNSET_PATTERN,
         metavar="P",
-        help="split pattern: gpt2, gpt4 (default, or the base's), o200k, none (no splitting) or a custom regex",
+        help="split pattern: gpt2, gpt4 (default, or the base's), o200k, superword (with --base: SuperBPE's "
+        "second stage), none (no splitting) or a custom regex",
+    )
+    train.add_argument(
+        "--max-words-per-token",
+        type=int,
+        default=None,
+        metavar="N",
+        help="superword pieces of at most N words (implies --pattern superword; default 4)",
+    )
+    train.add_argument(
+        "--max-pieces",
+        type=int,
+        default=None,
+        metavar="N",
+        help="bound the table of distinct pieces while counting: past N, the pieces counted least often are dropped",
     )
     train.add_argument(
         "--normalization",
