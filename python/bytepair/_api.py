@@ -14,6 +14,8 @@ inherits :class:`ModelInputs` and supplies only
   text with its added tokens matched, as Hugging Face's ``encode(text, add_special_tokens=False)``
   gives them, and with ``offsets`` each token's ``(start, end)`` character span in its text. One
   call for the whole batch: this is where the fast batch encoders run.
+- optionally ``_encode_flat(texts)``: the same ids as one flat array and the bounds of each text
+  in it, from a flat batch encoder (the default joins ``_encode_texts``' lists).
 - ``_added_vocab``: its :class:`~bytepair.pipeline.AddedVocabulary` (which ids are special).
 - ``_post_processor``: its :class:`~bytepair.pipeline.PostProcessor`, or ``None``.
 - ``_inputs``: its :class:`InputsConfig` (``model_max_length``, padding and truncation sides,
@@ -23,22 +25,36 @@ inherits :class:`ModelInputs` and supplies only
 - ``__reduce__`` wrapped by :meth:`ModelInputs._with_state`, so that the settings above travel.
 
 Everything else (truncation with stride and overflow, the template, padding, NumPy arrays) is
-here, on Python lists: the per-text work is slicing and concatenating lists, never a Python loop
-over tokens (but for ``trim_offsets``, which looks at each token's text when offsets are asked).
-Truncation leaves room for the template's tokens, the template is applied to every window, then
-everything is padded: the order of ``tokenizers``' ``post_process``.
+here. Truncation leaves room for the template's tokens, the template is applied to every window,
+then everything is padded: the order of ``tokenizers``' ``post_process``. Two paths give the
+same rows (tests/test_model_inputs_paths.py compares them):
+
+- the common call (no offsets, no overflow) works a batch at a time: every text's kept window
+  found with NumPy, then the rows made from the post-processor's ``layout`` (its special tokens
+  and type ids around ``$A`` / ``$B``); with ``return_tensors="np"`` straight into padded arrays
+  from the batch's flat ids (``_encode_flat``: no Python int per token), else by slicing and
+  joining each text's list;
+- offsets or overflow: an :class:`~bytepair.pipeline.templates.Encoding` per row and window,
+  the post-processor's ``process`` on each (``_rows``, ``_pad_rows``): slicing and concatenating
+  lists, never a Python loop over tokens (but for ``trim_offsets``, which looks at each token's
+  text).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bytepair.errors import BytepairError
 from bytepair.pipeline.added_tokens import AddedVocabulary
-from bytepair.pipeline.templates import EdgeSpaces, Encoding, PostProcessor, merge
+from bytepair.pipeline.templates import EdgeSpaces, Encoding, Layout, PostProcessor, default_layout, merge
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["BatchEncoding", "InputsConfig", "ModelInputs"]
 
@@ -161,6 +177,18 @@ class ModelInputs:
 
     def _encode_texts(self, texts: list[str], offsets: bool) -> list[Encoded]:
         raise NotImplementedError
+
+    def _encode_flat(self, texts: list[str]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """``_encode_texts(texts, False)`` as one flat array of ids and the ``len(texts) + 1``
+        bounds of each text in it. A kind with a flat batch encoder gives it straight from Rust
+        (no Python int per token); this default joins the lists."""
+        import numpy as np
+
+        encoded = self._encode_texts(texts, False)
+        bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(ids) for ids, _ in encoded], out=bounds[1:])
+        flat = np.fromiter(itertools.chain.from_iterable(ids for ids, _ in encoded), dtype=np.int64, count=int(bounds[-1]))
+        return flat, bounds
 
     @property
     def _added_vocab(self) -> AddedVocabulary:
@@ -389,6 +417,17 @@ class ModelInputs:
         return_length: bool,
     ) -> BatchEncoding:
         offsets = return_offsets_mapping
+        layout = None
+        if texts and not offsets and not return_overflowing_tokens:
+            pp = self._post_processor
+            pair = pairs is not None
+            layout = default_layout(pair) if pp is None else pp.layout(pair, plan.add_special_tokens)
+        if layout is not None:
+            out = self._call_flat(texts, pairs, layout, plan, return_tensors, return_token_type_ids,
+                                  return_attention_mask, return_special_tokens_mask, return_length)
+            if return_tensors == "np" or not batched:
+                return self._finish(out, batched, return_tensors, return_overflowing_tokens)
+            return out
         encoded = self._encode_texts(texts + (pairs or []), offsets)
         a_side = encoded[: len(texts)]
         b_side = encoded[len(texts):] if pairs is not None else None
@@ -422,12 +461,226 @@ class ModelInputs:
             out["length"] = [len(r.ids) for r in rows]
         if return_overflowing_tokens:
             out["overflow_to_sample_mapping"] = sample
+        return self._finish(out, batched, return_tensors, return_overflowing_tokens)
+
+    @staticmethod
+    def _finish(out: BatchEncoding, batched: bool, return_tensors: str | None, overflow: bool) -> BatchEncoding:
+        """NumPy arrays when asked; for one text (not a batch) its row rather than a list of one."""
         if return_tensors == "np":
             return _to_numpy(out)
-        if not batched and not return_overflowing_tokens:
+        if not batched and not overflow:
             for key, value in out.items():
                 if value and isinstance(value[0], list):  # as transformers: "length" stays a list
                     out[key] = value[0]
+        return out
+
+    def _call_flat(
+        self,
+        texts: list[str],
+        pairs: list[str] | None,
+        layout: Layout,
+        plan: _Plan,
+        return_tensors: str | None,
+        return_token_type_ids: bool,
+        return_attention_mask: bool,
+        return_special_tokens_mask: bool,
+        return_length: bool,
+    ) -> BatchEncoding:
+        """``_call`` without offsets or overflow, a batch at a time: the kept window of every
+        text found with NumPy (Python only for the rare truncations it does not do at once),
+        then the rows made from the post-processor's :data:`Layout` — for ``"np"`` into one
+        padded array per output from the flat ids of the batch (no Python int per token), for
+        lists by slicing and joining each text's list. The same rows as ``_rows`` and
+        ``_pad_rows`` (the tests compare both paths)."""
+        import numpy as np
+
+        n = len(texts)
+        seqs: list[list[int]] | None = None
+        if return_tensors == "np":
+            flat, bounds = self._encode_flat(texts + (pairs or []))
+            lens = np.diff(bounds)
+        else:
+            seqs = [ids for ids, _ in self._encode_texts(texts + (pairs or []), False)]
+            lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+        a_start, a_stop, b_start, b_stop = self._kept(lens, n, pairs is not None, plan)
+        length = np.zeros(n, dtype=np.int64)
+        for what, _ in layout:
+            length += a_stop - a_start if what == "A" else b_stop - b_start if what == "B" else len(what)
+        longest = int(length.max())
+        target = 0
+        if plan.padding == "longest":
+            target = longest
+        elif plan.padding == "max_length":
+            assert plan.max_length is not None
+            target = plan.max_length
+        if plan.padding != "do_not_pad" and plan.pad_to_multiple_of and target % plan.pad_to_multiple_of:
+            target += plan.pad_to_multiple_of - target % plan.pad_to_multiple_of
+        if plan.padding == "do_not_pad":
+            target = 0
+        if seqs is not None:
+            out = self._rows_as_lists(seqs, n, (a_start, a_stop, b_start, b_stop), layout, plan, target,
+                                      return_token_type_ids, return_attention_mask, return_special_tokens_mask)
+            if return_length:
+                out["length"] = [len(r) for r in out["input_ids"]]
+            return out
+        if longest > target:  # rows of several lengths: lists, which _finish refuses for "np"
+            tolists = self._rows_as_lists
+            rows = [flat[a:b].tolist() for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+            out = tolists(rows, n, (a_start, a_stop, b_start, b_stop), layout, plan, target,
+                          return_token_type_ids, return_attention_mask, return_special_tokens_mask)
+            if return_length:
+                out["length"] = [len(r) for r in out["input_ids"]]
+            return out
+        width = target
+        at = np.arange(n, dtype=np.int64) * width  # where the next item of each row goes
+        if plan.padding_side == "left":
+            at += width - length
+        size = n * width
+        ids = np.full(size, plan.pad_id if plan.pad_id is not None else 0, dtype=np.int64)
+        types = np.zeros(size, dtype=np.int64) if return_token_type_ids else None
+        special = np.ones(size, dtype=np.int64) if return_special_tokens_mask else None
+        mask = np.zeros(size, dtype=np.int64) if return_attention_mask else None
+        for what, type_id in layout:
+            if isinstance(what, tuple):
+                dest = (at[:, None] + np.arange(len(what), dtype=np.int64)).ravel()
+                ids[dest] = np.tile(np.asarray(what, dtype=np.int64), n)
+                if special is not None:
+                    special[dest] = 1
+                item_len: Any = len(what)
+            else:
+                source = bounds[:n] + a_start if what == "A" else bounds[n:-1] + b_start
+                item_len = a_stop - a_start if what == "A" else b_stop - b_start
+                total = int(item_len.sum())
+                step = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(item_len) - item_len, item_len)
+                dest = np.repeat(at, item_len) + step
+                ids[dest] = flat[np.repeat(source, item_len) + step]
+                if special is not None:
+                    special[dest] = 0
+            if types is not None:
+                types[dest] = type_id
+            if mask is not None:
+                mask[dest] = 1
+            at += item_len
+        out = BatchEncoding()
+        out["input_ids"] = ids.reshape(n, width)
+        if types is not None:
+            out["token_type_ids"] = types.reshape(n, width)
+        if mask is not None:
+            out["attention_mask"] = mask.reshape(n, width)
+        if special is not None:
+            out["special_tokens_mask"] = special.reshape(n, width)
+        if return_length:
+            out["length"] = [width] * n
+        return out
+
+    def _kept(self, lens: NDArray[np.int64], n: int, pair: bool, plan: _Plan) -> tuple[NDArray[np.int64], ...]:
+        """``(a_start, a_stop, b_start, b_stop)``: the kept window of each text (and of its
+        pair) within its tokens, as ``_rows`` keeps them (``lens``: the token counts of the
+        texts, then of their pairs)."""
+        import numpy as np
+
+        a_start, a_stop = np.zeros(n, dtype=np.int64), lens[:n].copy()
+        b_start = np.zeros(n, dtype=np.int64)
+        b_stop = lens[n:].copy() if pair else np.zeros(n, dtype=np.int64)
+        if plan.truncation == "do_not_truncate":
+            return a_start, a_stop, b_start, b_stop
+        pp = self._post_processor
+        added = pp.added(pair) if plan.add_special_tokens and pp is not None else 0
+        assert plan.max_length is not None
+        if added > plan.max_length:
+            raise BytepairError(
+                f"max_length={plan.max_length} is smaller than the {added} special tokens the "
+                f"{'pair' if pair else 'single'} template adds; give a max_length of at least {added}"
+            )
+        room = plan.max_length - added
+        over = a_stop + b_stop > room
+        if plan.stride == 0 and plan.truncation == "longest_first" and room > 0 and over.any():
+            # _truncate's longest_first on every row at once (no stride: no error to raise).
+            na, nb = a_stop, b_stop
+            if not pair:
+                ka, kb = np.minimum(na, room), nb
+            else:
+                short, long_ = np.minimum(na, nb), np.maximum(na, nb)
+                keep_long = np.where(short > room, long_, np.maximum(short, room - short))
+                halve = short + keep_long > room
+                keep_short = np.where(halve, room // 2, short)
+                keep_long = np.where(halve, room // 2 + room % 2, keep_long)
+                first_short = na <= nb
+                ka = np.where(over, np.where(first_short, keep_short, keep_long), na)
+                kb = np.where(over, np.where(first_short, keep_long, keep_short), nb)
+            ka, kb = np.minimum(ka, na), np.minimum(kb, nb)
+            if plan.truncation_side == "left":
+                a_start, b_start = na - ka, nb - kb
+            return a_start, a_start + ka, b_start, b_start + kb
+        for k in np.flatnonzero(over).tolist():
+            wa, wb = self._truncate(int(a_stop[k]), int(b_stop[k]) if pair else None, room, plan)
+            a_start[k], a_stop[k] = wa[0]
+            if pair:
+                b_start[k], b_stop[k] = wb[0]
+        return a_start, a_stop, b_start, b_stop
+
+    @staticmethod
+    def _rows_as_lists(
+        seqs: list[list[int]],
+        n: int,
+        windows: tuple[NDArray[np.int64], ...],
+        layout: Layout,
+        plan: _Plan,
+        target: int,
+        return_token_type_ids: bool,
+        return_attention_mask: bool,
+        return_special_tokens_mask: bool,
+    ) -> BatchEncoding:
+        """The rows of :meth:`_call_flat` as lists: each text's kept slice and the template's
+        tokens joined, then padded to ``target`` (rows already longer are left as they are)."""
+        a0, a1, b0, b1 = (w.tolist() for w in windows)
+        items = [(what if isinstance(what, str) else list(what), t) for what, t in layout]
+        pad_id = plan.pad_id
+        left = plan.padding_side == "left"
+        all_ids, all_types, all_special, all_mask = [], [], [], []
+        for k in range(n):
+            ids: list[int] = []
+            types: list[int] = []
+            special: list[int] = []
+            for what, t in items:
+                if what == "A":
+                    part = seqs[k][a0[k]:a1[k]]
+                    if return_special_tokens_mask:
+                        special += [0] * len(part)
+                elif what == "B":
+                    part = seqs[n + k][b0[k]:b1[k]]
+                    if return_special_tokens_mask:
+                        special += [0] * len(part)
+                else:
+                    part = what  # type: ignore[assignment]
+                    if return_special_tokens_mask:
+                        special += [1] * len(part)
+                ids += part
+                if return_token_type_ids:
+                    types += [t] * len(part)
+            gap = target - len(ids)
+            mask = [1] * len(ids)
+            if gap > 0:
+                assert pad_id is not None
+                if left:
+                    ids, types, special, mask = [pad_id] * gap + ids, [0] * gap + types, [1] * gap + special, [0] * gap + mask
+                else:
+                    ids += [pad_id] * gap
+                    types += [0] * gap
+                    special += [1] * gap
+                    mask += [0] * gap
+            all_ids.append(ids)
+            all_types.append(types)
+            all_special.append(special)
+            all_mask.append(mask)
+        out = BatchEncoding()
+        out["input_ids"] = all_ids
+        if return_token_type_ids:
+            out["token_type_ids"] = all_types
+        if return_attention_mask:
+            out["attention_mask"] = all_mask
+        if return_special_tokens_mask:
+            out["special_tokens_mask"] = all_special
         return out
 
     def _plan(
@@ -776,7 +1029,7 @@ def _to_numpy(out: BatchEncoding) -> BatchEncoding:
     arrays = BatchEncoding()
     for key, value in out.items():
         try:
-            arrays[key] = np.array(value, dtype=np.int64)
+            arrays[key] = np.asarray(value, dtype=np.int64)  # no copy of the fast path's arrays
         except ValueError:
             raise BytepairError(
                 f"return_tensors='np' needs rows of one length, and {key} has rows of different lengths: "

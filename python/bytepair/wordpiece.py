@@ -324,6 +324,13 @@ class WordPieceTokenizer(ModelInputs, Inspect):
             out.append((ids, offs if offsets else None))
         return out
 
+    def _encode_flat(self, texts: list[str]) -> tuple[Any, Any]:
+        """``_encode_texts(texts, False)`` as one flat array and bounds, straight from the core
+        when no added token needs Python (no Python int per token)."""
+        if self._added_vocab.needs_python:
+            return super()._encode_flat(texts)
+        return self.encode_batch_numpy(texts, dtype="uint32")
+
     def token_to_id(self, token: str) -> int | None:
         """The id of ``token``, or None (as Hugging Face's ``token_to_id``)."""
         return self._ids.get(token)

@@ -31,7 +31,9 @@ __all__ = [
     "PostProcessor",
     "RobertaProcessing",
     "SequenceProcessing",
+    "Layout",
     "TemplateProcessing",
+    "default_layout",
     "post_processor_from_hf",
 ]
 
@@ -41,6 +43,17 @@ Offsets = list[tuple[int, int]]
 #: with (byte-level tokens: ``Ġ``), for the processors that trim offsets; ``None`` for an added
 #: token that strips whitespace, whose text is what it matched (``" <mask>"``).
 EdgeSpaces = Callable[[int], "tuple[int, int] | None"]
+
+#: What a post-processor makes of one text or a pair when offsets are not asked, as a row
+#: plan: items in order, each ``("A" | "B" | ids of special tokens, type id)``. The model-inputs
+#: fast path builds whole padded arrays from it (``bytepair._api``) instead of calling ``process``
+#: per row; ``process`` stays the reference and gives the same rows.
+Layout = list[tuple["str | tuple[int, ...]", int]]
+
+
+def default_layout(pair: bool) -> Layout:
+    """No post-processor: the text (type id 0), then the pair's second text (type id 1)."""
+    return [("A", 0), ("B", 1)] if pair else [("A", 0)]
 
 
 @dataclass
@@ -84,6 +97,11 @@ class PostProcessor:
     def process(self, encodings: list[Encoding], add_special_tokens: bool, edge_spaces: EdgeSpaces) -> list[Encoding]:
         """Processes one or two encodings (a text, or a pair); returns them, or one merged."""
         return encodings
+
+    def layout(self, pair: bool, add_special_tokens: bool) -> Layout | None:
+        """The rows ``process`` makes when offsets are not asked, as a :data:`Layout`; ``None``
+        when they cannot be told that way (then ``process`` runs on each row)."""
+        return None
 
     def to_hf(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -208,6 +226,15 @@ class TemplateProcessing(PostProcessor):
             out = part if out is None else out + part
         return [out if out is not None else merge(encodings)]
 
+    def layout(self, pair: bool, add_special_tokens: bool) -> Layout | None:
+        out: Layout = []
+        for p in self.pair if pair else self.single:
+            if p.sequence:
+                out.append((p.name, p.type_id))
+            elif add_special_tokens:
+                out.append((tuple(self.special_tokens[p.name][0]), p.type_id))
+        return out
+
     def to_hf(self) -> dict[str, Any]:
         return {
             "type": "TemplateProcessing",
@@ -256,6 +283,9 @@ class ByteLevelProcessing(PostProcessor):
                 _trim(e, edge_spaces, self.add_prefix_space)
         return encodings
 
+    def layout(self, pair: bool, add_special_tokens: bool) -> Layout | None:
+        return default_layout(pair)  # it only trims offsets
+
     def to_hf(self) -> dict[str, Any]:
         return {
             "type": "ByteLevel",
@@ -282,6 +312,9 @@ class BertProcessing(PostProcessor):
     def process(self, encodings: list[Encoding], add_special_tokens: bool, edge_spaces: EdgeSpaces) -> list[Encoding]:
         return self._template().process(encodings, add_special_tokens, edge_spaces)
 
+    def layout(self, pair: bool, add_special_tokens: bool) -> Layout | None:
+        return self._template().layout(pair, add_special_tokens)
+
     def to_hf(self) -> dict[str, Any]:
         return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
 
@@ -307,9 +340,16 @@ class RobertaProcessing(PostProcessor):
             for e in encodings[1:]:
                 e.type_ids = [0] * len(e.ids)
             return [merge(encodings)]
+        return self._template().process(encodings, True, edge_spaces)
+
+    def _template(self) -> TemplateProcessing:
         s, c = self.sep[0], self.cls[0]
-        t = TemplateProcessing.of(f"{c} $A {s}", f"{c} $A {s} {s} $B {s}", {s: self.sep[1], c: self.cls[1]})
-        return t.process(encodings, True, edge_spaces)
+        return TemplateProcessing.of(f"{c} $A {s}", f"{c} $A {s} {s} $B {s}", {s: self.sep[1], c: self.cls[1]})
+
+    def layout(self, pair: bool, add_special_tokens: bool) -> Layout | None:
+        if not add_special_tokens:
+            return [("A", 0), ("B", 0)] if pair else [("A", 0)]
+        return self._template().layout(pair, True)
 
     def to_hf(self) -> dict[str, Any]:
         return {
@@ -334,6 +374,13 @@ class SequenceProcessing(PostProcessor):
         for p in self.processors:
             encodings = p.process(encodings, add_special_tokens, edge_spaces)
         return encodings
+
+    def layout(self, pair: bool, add_special_tokens: bool) -> Layout | None:
+        # Without offsets a ByteLevel step changes nothing; one other step is then the whole.
+        steps = [p for p in self.processors if type(p) is not ByteLevelProcessing]
+        if not steps:
+            return default_layout(pair)
+        return steps[0].layout(pair, add_special_tokens) if len(steps) == 1 else None
 
     def to_hf(self) -> dict[str, Any]:
         return {"type": "Sequence", "processors": [p.to_hf() for p in self.processors]}
