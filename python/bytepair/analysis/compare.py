@@ -94,61 +94,70 @@ def _measure(tok: Tokenizer | WordPieceTokenizer, text: str, seen: dict[str, _Wo
         ids_array = tok.encode_to_numpy(text, disallowed_special=(), dtype=np.uint32)
         # Blocks are far below 2 GiB: int32 ends, unless one document is not.
         wide = len(text) >= 1 << 29
-        ends = np.cumsum(np.take(_token_lengths(tok), ids_array), dtype=np.int64 if wide else np.int32)
+        lengths, spaced = _token_tables(tok)
+        ends = np.cumsum(np.take(lengths, ids_array), dtype=np.int64 if wide else np.int32)
         n_tokens = len(ids_array)
     words = seen.get(text)
     if words is None:
         words = seen[text] = _Words(text)
+    if isinstance(tok, WordPieceTokenizer):
+        return n_tokens, words.count, words.cut_any(ends), words.n_bytes
     # BPE: the bytes its tokens cover (the text's, unless the extension replaced some).
-    n_bytes = words.n_bytes if isinstance(tok, WordPieceTokenizer) else int(ends[-1]) if len(ends) else 0
-    return n_tokens, words.count, words.cut(ends, ascending=not isinstance(tok, WordPieceTokenizer)), n_bytes
+    n_bytes = int(ends[-1]) if len(ends) else 0
+    return n_tokens, words.count, words.cut_ascending(ends, ids_array, spaced), n_bytes
 
 
 class _Words:
     """The words of one text (:mod:`bytepair.analysis.words`), kept as what a token boundary
-    needs: ``inside[p]`` = 1 + the index of the word holding bytes ``p - 1`` and ``p`` (a token
-    boundary at byte offset ``p`` cuts that word), or 0 (``p`` is between words, or at either
-    end of the text).
+    needs: ``joint[p]``, bytes ``p - 1`` and ``p`` are of one word (a token boundary at byte
+    offset ``p`` cuts it), and where words are told apart by more than whitespace (characters
+    of scripts without spaces, whitespace past ASCII) ``inside[p]`` = 1 + the index of that
+    word, or 0 (made on first use for the others).
 
-    Made with numpy once per text and shared by every tokenizer: a tokenizer then costs one
-    gather over its token ends, not a pass over the text's bytes. Every step is a numpy pass over
-    the bytes (a Python loop per word or per character would cost more than encoding)."""
+    Made with numpy once per text and shared by every tokenizer: a tokenizer then costs a
+    gather over its token ends, not a pass over the text's bytes. Every step is a numpy pass
+    over the bytes (a Python loop per word or per character would cost more than encoding)."""
 
-    __slots__ = ("count", "inside", "n_bytes")
+    __slots__ = ("_inside", "count", "joint", "n_bytes", "plain")
 
     def __init__(self, text: str) -> None:
-        if text.isascii():
-            # A byte is a character, and none is of a script without spaces: two bytes are in
-            # one word when both are word bytes.
-            a = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-            n = len(a)
-            word = np.zeros(n + 2, dtype=np.bool_)  # False before the first byte and after the last
-            np.logical_not(_ascii_space(a), out=word[1 : n + 1])
-            number = np.cumsum(word[1:] & ~word[:-1], dtype=np.int32)  # 1 + the word's index
-            self.count = int(number[-1])
-            self.inside = number * (word[:-1] & word[1:])
-            self.n_bytes = n
-            return
-        # Other text, byte by byte: each byte gets a class, 0 word, 1 whitespace, 2 the first
-        # byte of a character of a script without spaces, 3 a later byte of one; the later
-        # bytes of other characters take their first byte's class. Characters past ASCII are
-        # classified by code point, the n-th of them giving the class of the n-th byte >= 0xC0.
         u = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
         n = len(u)
-        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        wide = cps[cps >= 0x80]
-        cls = np.take(_CLASS, np.minimum(wide, 0xFFFF))
-        high = wide > 0xFFFF
-        if high.any():  # above the table only Han (U+20000..U+3FFFF) is of a script without spaces
-            cls[high] = np.where((wide[high] >= 0x20000) & (wide[high] <= 0x3FFFF), 2, 0)
-        byte_cls = _ascii_space(u).view(np.uint8)  # 1 on ASCII whitespace, else 0 for now
-        special = cls != 0  # most characters past ASCII are word characters: the later bytes
-        if special.any():  # of those are right as 0; only the others are placed and filled
-            byte_cls[np.flatnonzero(u >= 0xC0)[special]] = cls[special]
-            later = (u & 0xC0) == 0x80
-            for _ in range(3 if high.any() else 2):  # one more later byte filled each time
-                prev = byte_cls[:-1]
-                byte_cls[1:] = np.where(later[1:], prev + (prev == 2), byte_cls[1:])
+        self.n_bytes = n
+        self._inside: npt.NDArray[np.int32] | None = None
+        space = _ascii_space(u)
+        if not text.isascii():
+            # Characters past ASCII, by the code point at each first byte (>= 0xC0); most are
+            # word characters, and then the text's bytes are classified as ASCII text's are.
+            lead = np.flatnonzero(u >= 0xC0)
+            cls = _classes(_code_points(u, lead))
+            special = cls != 0
+            if special.any():
+                self._words_with_classes(u, space, lead[special], cls[special])
+                return
+        # Plain: every byte is of a word character or is ASCII whitespace, and no character is
+        # a word of its own. Two bytes are of one word when both are word bytes.
+        self.plain = True
+        word = np.zeros(n + 2, dtype=np.bool_)  # False before the first byte and after the last
+        np.logical_not(space, out=word[1 : n + 1])
+        self.count = int(np.count_nonzero(word[1:] & ~word[:-1]))
+        self.joint = word[:-1] & word[1:]
+
+    def _words_with_classes(
+        self, u: npt.NDArray[np.uint8], space: npt.NDArray[np.bool_], at: npt.NDArray[np.intp], cls: npt.NDArray[np.uint8]
+    ) -> None:
+        """Text with whitespace past ASCII or characters of scripts without spaces (class
+        ``cls`` at first bytes ``at``): each byte gets a class, 0 word, 1 whitespace, 2 the first
+        byte of a character of a script without spaces, 3 a later byte of one; the later bytes
+        of other characters take their first byte's class."""
+        n = len(u)
+        self.plain = False
+        byte_cls = space.view(np.uint8)  # 1 on ASCII whitespace, else 0 for now
+        byte_cls[at] = cls
+        later = (u & 0xC0) == 0x80
+        for _ in range(3):  # a character has at most 3 later bytes: one more filled each time
+            prev = byte_cls[:-1]
+            byte_cls[1:] = np.where(later[1:], prev + (prev == 2), byte_cls[1:])
         is_word = np.empty(n + 1, dtype=np.bool_)  # is_word[p + 1]: byte p is of a word character
         is_word[0] = False
         np.equal(byte_cls, 0, out=is_word[1:])
@@ -156,23 +165,65 @@ class _Words:
         number = np.zeros(n + 1, dtype=np.int32)  # number[p]: 1 + the index of byte p's word
         np.cumsum(starts, dtype=np.int32, out=number[:n])
         self.count = int(number[n - 1]) if n else 0
-        joint = np.zeros(n + 1, dtype=np.bool_)  # joint[p]: bytes p - 1 and p are of one word
+        joint = np.zeros(n + 1, dtype=np.bool_)
         joint[1:n] = (is_word[1:n] & is_word[2:]) | (byte_cls[1:] == 3)
-        self.inside = number * joint
-        self.n_bytes = n
+        self.joint = joint
+        self._inside = number * joint
 
-    def cut(self, ends: npt.NDArray[Any], *, ascending: bool) -> int:
-        """Words with a token end (byte offsets) strictly inside. With ``ascending`` ends, the
-        words they cut come in runs (every end between two ends inside one word is inside it
-        too): count the runs. Else mark each word cut."""
+    def inside(self) -> npt.NDArray[np.int32]:
+        if self._inside is None:  # plain text: words numbered where they start
+            number = np.cumsum(self.joint[1:] > self.joint[:-1], dtype=np.int32)
+            inside = np.zeros(len(self.joint), dtype=np.int32)
+            inside[1:] = number
+            self._inside = inside * self.joint
+        return self._inside
+
+    def cut_any(self, ends: npt.NDArray[Any]) -> int:
+        """Words with a token end (byte offsets, in any order) strictly inside."""
         if self.count == 0 or len(ends) == 0:
             return 0
-        cut = np.take(self.inside, ends, mode="clip")  # an end past the text is in no word
-        if ascending:
-            return int(np.count_nonzero((cut[1:] != cut[:-1]) & (cut[1:] != 0))) + int(cut[0] != 0)
         marks = np.zeros(self.count + 1, dtype=np.bool_)
-        marks[cut] = True
+        marks[np.take(self.inside(), ends, mode="clip")] = True  # an end past the text is in no word
         return int(np.count_nonzero(marks[1:]))
+
+    def cut_ascending(self, ends: npt.NDArray[Any], ids: npt.NDArray[Any], spaced: npt.NDArray[np.bool_]) -> int:
+        """:meth:`cut_any` of the ends of BPE tokens ``ids``, in order. The ends inside words
+        come in runs, one run per word cut (every end between two ends inside one word is
+        inside it too): count the ends inside words, less each one whose token lies within
+        the word of the end before it. In plain text that is a token between two such ends
+        without ASCII whitespace (``spaced[id]``: the token's bytes hold some); elsewhere, two
+        ends of the same word number."""
+        if self.count == 0 or len(ends) == 0:
+            return 0
+        if not self.plain:
+            cut = np.take(self.inside(), ends, mode="clip")  # an end past the text is in no word
+            return int(np.count_nonzero((cut[1:] != cut[:-1]) & (cut[1:] != 0))) + int(cut[0] != 0)
+        joint = np.take(self.joint, ends, mode="clip")
+        same = joint[1:] & joint[:-1]
+        same &= ~np.take(spaced, ids[1:])
+        return int(np.count_nonzero(joint)) - int(np.count_nonzero(same))
+
+
+def _code_points(u: npt.NDArray[np.uint8], lead: npt.NDArray[np.intp]) -> npt.NDArray[np.uint32]:
+    """The code points of the UTF-8 sequences starting at ``lead`` (first bytes >= 0xC0; lone
+    surrogates as "surrogatepass" writes them)."""
+    b0 = u[lead].astype(np.uint32)
+    b1, b2, b3 = (np.take(u, lead + k, mode="clip").astype(np.uint32) & 0x3F for k in (1, 2, 3))
+    return np.where(
+        b0 >= 0xF0,
+        ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3,
+        np.where(b0 >= 0xE0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2, ((b0 & 0x1F) << 6) | b1),
+    )
+
+
+def _classes(cps: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
+    """0 word character, 1 whitespace, 2 a character of a script without spaces, for each code
+    point (:mod:`bytepair.analysis.words`' table; above it, only Han U+20000..U+3FFFF is 2)."""
+    cls = np.take(_CLASS, np.minimum(cps, 0xFFFF))
+    high = cps > 0xFFFF
+    if high.any():
+        cls[high] = np.where((cps[high] >= 0x20000) & (cps[high] <= 0x3FFFF), 2, 0)
+    return cls
 
 
 def _ascii_space(u: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
@@ -186,28 +237,41 @@ def _ascii_space(u: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
 _STRUCT_ID_LEN = struct.Struct("<II")
 
 
-def _token_lengths(tok: Tokenizer) -> npt.NDArray[np.int32]:
-    """Bytes of each id (special tokens: of their text), kept on the tokenizer. Read from the
-    extension's vocabulary buffer (``Encoder.vocab_table``: id, length, bytes per token) rather
-    than from ``tok.vocab``, whose 200,000 bytes objects for o200k cost twice the time."""
-    cached: npt.NDArray[np.int32] | None = tok.__dict__.get("_token_lengths")
+def _token_tables(tok: Tokenizer) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    """Bytes of each id, and whether they hold ASCII whitespace (special tokens: of their
+    text), kept on the tokenizer. Read from the extension's vocabulary buffer
+    (``Encoder.vocab_table``: id, length, bytes per token) rather than from ``tok.vocab``, whose
+    200,000 bytes objects for o200k cost twice the time."""
+    cached: tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]] | None = tok.__dict__.get("_token_tables")
     if cached is None:
         buf, top = tok._core.vocab_table()
         specials = tok.special_tokens
-        cached = np.zeros(max([*specials.values(), -1 if top is None else top]) + 1, dtype=np.int32)
+        size = max([*specials.values(), -1 if top is None else top]) + 1
         unpack = _STRUCT_ID_LEN.unpack_from
         ids: list[int] = []
         lengths: list[int] = []
+        starts: list[int] = []
         off = 0
         while off < len(buf):
             i, n = unpack(buf, off)
             ids.append(i)
             lengths.append(n)
+            starts.append(off + 8)
             off += 8 + n
-        cached[ids] = lengths
+        table = np.zeros(size, dtype=np.int32)
+        table[ids] = lengths
+        # Whitespace bytes counted up to each offset of the buffer: a token holds some when
+        # the count grows across its bytes.
+        upto = np.zeros(len(buf) + 1, dtype=np.int64)
+        np.cumsum(_ascii_space(np.frombuffer(buf, dtype=np.uint8)), out=upto[1:])
+        first = np.asarray(starts, dtype=np.int64)
+        spaced = np.zeros(size, dtype=np.bool_)
+        spaced[ids] = upto[first + np.asarray(lengths, dtype=np.int64)] > upto[first]
         for text, i in specials.items():
-            cached[i] = len(text.encode("utf-8"))
-        tok.__dict__["_token_lengths"] = cached
+            data = text.encode("utf-8")
+            table[i] = len(data)
+            spaced[i] = bool(_ascii_space(np.frombuffer(data, dtype=np.uint8)).any())
+        cached = tok.__dict__["_token_tables"] = (table, spaced)
     return cached
 
 
