@@ -206,6 +206,32 @@ def test_stage2_from_files_equals_from_texts(tmp_path, stages: tuple[bytepair.To
 # ---------------------------------------------------------------------------- bounded counting
 
 
+@given(
+    st.lists(st.sampled_from(["the", " of", "\n", "\r\n", ".", " ", "  ", "7", "é", "<s>", "A", "\n\n", "x."]), max_size=80).map(
+        "".join
+    ),
+    st.integers(8, 64),
+    st.integers(1, 16),
+)
+@settings(max_examples=150, deadline=None)
+def test_newline_cuts_change_no_count(tmp_path_factory, text: str, block: int, unit: int) -> None:
+    # Files read in small blocks and texts cut into small units, after a newline followed by a
+    # letter or digit: the counts of the whole text, special tokens included.
+    p = superword_pattern(3)
+    expected = Counter(
+        x.encode() for part in regex.split("<s>", text) for x in pieces(part, p)
+    )
+    path = tmp_path_factory.mktemp("nl") / "t.txt"
+    path.write_bytes(text.encode())
+    counter = _core.PieceCounter(p, ["<s>"], unit_bytes=unit, block_bytes=block, newline_cuts=True)
+    counter.add_file(str(path))
+    assert dict(counter.take_counts()) == dict(expected)
+    counter = _core.PieceCounter(p, ["<s>"], unit_bytes=unit, newline_cuts=True)
+    counter.add_texts([text])
+    assert dict(counter.take_counts()) == dict(expected)
+
+
+
 def simulate_cap(batches: list[list[str]], pattern: str, cap: int) -> Counter[bytes]:
     """The documented prune policy, after each batch: when more than cap pieces are held, drop
     every piece counted k times or fewer, k the (cap+1)-th largest count."""

@@ -47,6 +47,7 @@ class PieceCounter:
         unit_bytes: int | None = None,
         block_bytes: int | None = None,
         max_pieces: int | None = None,
+        newline_cuts: bool = False,
     ) -> Self: ...
     def add_texts(self, texts: list[str]) -> None: ...
     def add_file(

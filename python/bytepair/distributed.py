@@ -113,7 +113,9 @@ def _plan(
 def _count(
     parts: list[Part], regex: str | None, special_tokens: list[str], replace_errors: bool, max_pieces: int | None = None
 ) -> bytes:
-    counter = _core.PieceCounter(regex, special_tokens, max_pieces=max_pieces)
+    from bytepair.patterns import is_superword
+
+    counter = _core.PieceCounter(regex, special_tokens, max_pieces=max_pieces, newline_cuts=is_superword(regex))
     for path, start, end in parts:
         if end is None:
             counter.add_file(path, replace_errors=replace_errors)

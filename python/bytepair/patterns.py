@@ -26,7 +26,7 @@ import re
 from bytepair import _core
 from bytepair.errors import PatternError
 
-__all__ = ["PATTERNS", "SENTENCE_ENDS", "resolve", "superword_pattern"]
+__all__ = ["PATTERNS", "SENTENCE_ENDS", "is_superword", "resolve", "superword_pattern"]
 
 #: Characters that end a sentence for :func:`superword_pattern`: no superword piece holds one.
 SENTENCE_ENDS = ".!?\u3002\uff01\uff1f"  # . ! ? and the ideographic full stop, ！ and ？
@@ -62,6 +62,15 @@ def superword_pattern(max_words: int = 4) -> str:
 #: The preset patterns by name.
 PATTERNS: dict[str, str] = dict(_core.preset_patterns())
 PATTERNS["superword"] = superword_pattern(4)
+_SUPERWORD = {superword_pattern(n) for n in range(1, MAX_SUPERWORD_WORDS + 1)}
+
+
+def is_superword(regex: str | None) -> bool:
+    """Whether ``regex`` is ``superword_pattern(n)`` for some n. Its pieces hold a newline only
+    at their end and it has no look-behind, so counting may cut the text after a newline
+    followed by an ASCII letter or digit (``PieceCounter(newline_cuts=True)``): files are read
+    in blocks and counted by every thread, as for the presets."""
+    return regex in _SUPERWORD
 
 _ALIASES = {
     "r50k": "gpt2",

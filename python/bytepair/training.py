@@ -35,7 +35,7 @@ from typing import IO, Any
 from bytepair import _core, _normalize
 from bytepair._progress import Progress, size_text, wanted
 from bytepair.errors import BytepairError, BytepairWarning, CorpusError
-from bytepair.patterns import MAX_SUPERWORD_WORDS, resolve, superword_pattern
+from bytepair.patterns import MAX_SUPERWORD_WORDS, is_superword, resolve, superword_pattern
 from bytepair.sources import (
     DECOMPRESS_ERRORS,
     PathLike,
@@ -669,7 +669,8 @@ def train(
 
     ``max_pieces`` bounds the table of distinct pieces while counting (superword pieces are
     many): after each block of text (16 MB of a plain file, 8 MB read in Python, a batch of
-    documents), when more than ``max_pieces`` distinct pieces are held, every piece whose count
+    documents; a custom pattern other than the superword ones cannot cut a file, which is then
+    one block), when more than ``max_pieces`` distinct pieces are held, every piece whose count
     is at most k is dropped, k the smallest count that leaves at most ``max_pieces``; a dropped
     piece that occurs again is counted from zero. The result depends only on the text (not on
     threads); what was dropped is in ``tok.training["pruned"]``. Memory: ``max_pieces`` pieces
@@ -732,7 +733,9 @@ def train(
     counters = []
     stats = []
     for src, fs in zip(srcs, files):
-        counter = _core.PieceCounter(plan.regex, plan.all_specials, max_pieces=plan.max_pieces)
+        counter = _core.PieceCounter(
+            plan.regex, plan.all_specials, max_pieces=plan.max_pieces, newline_cuts=is_superword(plan.regex)
+        )
         replaced_before = counting.replaced_in_python
         if src.texts is not None:
             counting.texts(counter, src.texts)

@@ -243,6 +243,73 @@ pub fn chunks<'t>(
     out
 }
 
+/// Cuts for a pattern its caller vouches for (`PieceCounter::set_newline_cuts`): after a
+/// newline followed by an ASCII letter or digit, where no special token straddles. The last in
+/// `text[min..near]` (`None` if there is none).
+fn newline_cut_before(
+    specials: &SpecialSplitter,
+    text: &[u8],
+    min: usize,
+    near: usize,
+) -> Option<usize> {
+    let mut end = near.min(text.len());
+    while end > min {
+        let nl = memchr::memrchr(b'\n', &text[min..end])? + min;
+        let cut = nl + 1;
+        if cut > min && cut <= end && newline_cut_ok(specials, text, cut) {
+            return Some(cut);
+        }
+        end = nl;
+    }
+    None
+}
+
+/// The forward twin of `newline_cut_before`: the first such cut in `text[from..=until]`.
+fn newline_cut_after(
+    specials: &SpecialSplitter,
+    text: &[u8],
+    from: usize,
+    until: usize,
+) -> Option<usize> {
+    let until = until.min(text.len());
+    let mut start = from.saturating_sub(1);
+    while start < until {
+        let nl = memchr::memchr(b'\n', &text[start..until])? + start;
+        let cut = nl + 1;
+        if cut >= from && cut <= until && newline_cut_ok(specials, text, cut) {
+            return Some(cut);
+        }
+        start = nl + 1;
+    }
+    None
+}
+
+fn newline_cut_ok(specials: &SpecialSplitter, text: &[u8], cut: usize) -> bool {
+    cut < text.len() && text[cut].is_ascii_alphanumeric() && !specials.straddles(text, cut)
+}
+
+/// `chunks` with the cuts of `newline_cut_before` / `newline_cut_after`.
+fn newline_chunks<'t>(specials: &SpecialSplitter, text: &'t str, size: usize) -> Vec<&'t str> {
+    let size = size.max(1);
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len() / size + 1);
+    let mut start = 0;
+    while text.len() - start > size {
+        let near = start + size;
+        let cut = newline_cut_before(specials, b, start, near)
+            .or_else(|| newline_cut_after(specials, b, near, b.len()));
+        match cut {
+            Some(c) if c > start && c < text.len() => {
+                out.push(&text[start..c]);
+                start = c;
+            }
+            _ => break,
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
 /// Bytes read at a time by `file_cuts`.
 const SCAN_BYTES: usize = 64 << 10;
 
@@ -357,6 +424,7 @@ pub struct PieceCounter {
     pub stats: CountStats,
     max_pieces: Option<usize>,
     pub pruned: PruneStats,
+    newline_cuts: bool,
 }
 
 impl PieceCounter {
@@ -383,7 +451,18 @@ impl PieceCounter {
             stats: CountStats::default(),
             max_pieces: None,
             pruned: PruneStats::default(),
+            newline_cuts: false,
         }
+    }
+
+    /// For a custom pattern that ends a piece after a newline followed by an ASCII letter or
+    /// digit, and matches from there as at the start of a text (no look-behind, no anchors):
+    /// files and long texts are then cut there (read in blocks, counted by all threads) instead
+    /// of being held and counted whole. The caller vouches for the pattern (Python sets it for
+    /// the superword patterns, whose pieces hold a newline only at their end). No effect on the
+    /// presets, which have cuts of their own.
+    pub fn set_newline_cuts(&mut self, on: bool) {
+        self.newline_cuts = on && !self.pretok.can_cut() && self.pretok.pattern().is_some();
     }
 
     /// Bounds the table: after each call that adds counts (`add_texts`, each block of
@@ -472,11 +551,17 @@ impl PieceCounter {
     }
 
     fn cut_before(&self, text: &[u8], min: usize, near: usize) -> Option<usize> {
+        if self.newline_cuts {
+            return newline_cut_before(&self.specials, text, min, near);
+        }
         cut_before(&self.pretok, &self.specials, text, min, near)
     }
 
     /// Cuts `text` into units of about `unit_bytes` for the workers.
     fn units<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        if self.newline_cuts {
+            return newline_chunks(&self.specials, text, self.unit_bytes);
+        }
         chunks(&self.pretok, &self.specials, text, self.unit_bytes)
     }
 

@@ -49,14 +49,17 @@ impl PyPieceCounter {
     /// read) change no result; tests make them small to exercise the cutting.
     #[new]
     /// `max_pieces` bounds the table (`PieceCounter::set_max_pieces`: the pieces counted least
-    /// often are dropped when it is exceeded).
-    #[pyo3(signature = (pattern, special_tokens, *, unit_bytes=None, block_bytes=None, max_pieces=None))]
+    /// often are dropped when it is exceeded). `newline_cuts`: the caller vouches that the custom
+    /// `pattern` can be cut after a newline followed by an ASCII letter or digit
+    /// (`PieceCounter::set_newline_cuts`).
+    #[pyo3(signature = (pattern, special_tokens, *, unit_bytes=None, block_bytes=None, max_pieces=None, newline_cuts=false))]
     fn new(
         pattern: Option<&str>,
         special_tokens: Vec<String>,
         unit_bytes: Option<usize>,
         block_bytes: Option<usize>,
         max_pieces: Option<usize>,
+        newline_cuts: bool,
     ) -> PyResult<Self> {
         let pretok = Pretokenizer::new(pattern).map_err(to_py)?;
         let specials = SpecialSplitter::new(&special_tokens).map_err(to_py)?;
@@ -67,6 +70,7 @@ impl PyPieceCounter {
             block_bytes.unwrap_or(crate::count::BLOCK_BYTES),
         );
         counter.set_max_pieces(max_pieces);
+        counter.set_newline_cuts(newline_cuts);
         Ok(PyPieceCounter {
             inner: Some(counter),
         })
