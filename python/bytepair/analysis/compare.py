@@ -152,12 +152,14 @@ class _Words:
         of other characters take their first byte's class."""
         n = len(u)
         self.plain = False
-        byte_cls = space.view(np.uint8)  # 1 on ASCII whitespace, else 0 for now
+        byte_cls = space.view(np.uint8)  # 1 on ASCII whitespace, else 0 (right for the others)
         byte_cls[at] = cls
-        later = (u & 0xC0) == 0x80
-        for _ in range(3):  # a character has at most 3 later bytes: one more filled each time
-            prev = byte_cls[:-1]
-            byte_cls[1:] = np.where(later[1:], prev + (prev == 2), byte_cls[1:])
+        first = u[at]
+        size = 2 + (first >= 0xE0).astype(np.intp) + (first >= 0xF0)  # bytes of each character
+        later = cls + (cls == 2)  # 2 -> 3
+        for k in (1, 2, 3):
+            has = size > k
+            byte_cls[at[has] + k] = later[has]
         is_word = np.empty(n + 1, dtype=np.bool_)  # is_word[p + 1]: byte p is of a word character
         is_word[0] = False
         np.equal(byte_cls, 0, out=is_word[1:])
