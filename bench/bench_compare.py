@@ -12,6 +12,7 @@ whole process's CPU from wait4. The issue's floor: compare <= 1.5 x the summed e
 RSS <= 500 MB. Best of --repeat, the two taken in turn.
 
   python bench/bench_compare.py --mb 27
+  python bench/bench_compare.py --sample 24                # the bundled Shakespeare sample 24 times
   python bench/bench_compare.py --corpus bench/corpus/mixed.txt
   python bench/bench_compare.py --mb 27 --profile      # cProfile of compare, top 25 by own time
 """
@@ -73,6 +74,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", default="bench/corpus/mixed.txt")
     ap.add_argument("--mb", type=float, help="only the first MB of --corpus (cut at a newline)")
+    ap.add_argument("--sample", type=int, metavar="N",
+                    help="instead of --corpus: the bundled Shakespeare sample N times, every other copy upper-cased")
     ap.add_argument("--tokenizers", default="gpt2,cl100k_base,o200k_base")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--core", type=int, default=0, help="the core each child is pinned to")
@@ -81,7 +84,13 @@ def main() -> None:
     names = args.tokenizers.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.corpus)
-        if args.mb:
+        if args.sample:
+            import bytepair
+
+            text = (Path(bytepair.__file__).parent / "data" / "tinyshakespeare.txt").read_text(encoding="utf-8")
+            path = Path(tmp) / "sample.txt"
+            path.write_text("".join(text if i % 2 == 0 else text.upper() for i in range(args.sample)), encoding="utf-8")
+        elif args.mb:
             data = path.read_bytes()[: int(args.mb * 1e6)]
             data = data[: data.rfind(b"\n") + 1]
             path = Path(tmp) / "corpus.txt"
@@ -101,7 +110,8 @@ def main() -> None:
                 b["rss_mb"] = max(b["rss_mb"], r["rss_mb"])
         e, c = best["encode_files"], best["compare"]
         assert e["tokens"] == c["tokens"], (e["tokens"], c["tokens"])
-        print(f"corpus {args.corpus}{f' (first {args.mb} MB)' if args.mb else ''}: {mb:.1f} MB; "
+        what_corpus = f"the sample {args.sample} times" if args.sample else args.corpus + (f" (first {args.mb} MB)" if args.mb else "")
+        print(f"corpus {what_corpus}: {mb:.1f} MB; "
               f"tokenizers {', '.join(names)}; one pinned core; best of {args.repeat}")
         print(f"  {'what':<28} {'work CPU s':>10} {'process CPU s':>14} {'peak RSS MB':>12}")
         for what, r in (("encode_files (summed)", e), ("compare", c)):
