@@ -18,7 +18,7 @@ install:  ## install bytepair (builds the Rust extension in release mode)
 wheel:  ## build an abi3 wheel (one for every CPython >= 3.10 on this platform) and an sdist into dist/
 	$(PIP) install -q 'maturin>=1.9.4,<2'
 	rm -f dist/bytepair-*.whl dist/bytepair-*.tar.gz
-	CARGO_TARGET_DIR="$${CARGO_TARGET_DIR:-$(CURDIR)/rust/target}" $(PYTHON) -m maturin build --release --sdist --out dist
+	CARGO_TARGET_DIR="$${CARGO_TARGET_DIR:-$(CURDIR)/rust/target}" $(PYTHON) -m maturin build --release --sdist --features abi3 --out dist
 
 .PHONY: demo
 demo: install  ## install, then train on the bundled Shakespeare, show merges, encode a line
