@@ -166,6 +166,21 @@ def _windows(n: int, max_len: int, stride: int, side: str) -> list[tuple[int, in
         stop -= step
 
 
+def _pad_target(plan: _Plan, longest: int) -> int:
+    """The length rows are padded to: the longest kept row or ``max_length``, rounded up to
+    ``pad_to_multiple_of``; 0 when not padding."""
+    if plan.padding == "longest":
+        target = longest
+    elif plan.padding == "max_length":
+        assert plan.max_length is not None
+        target = plan.max_length
+    else:
+        return 0
+    if plan.pad_to_multiple_of and target % plan.pad_to_multiple_of:
+        target += plan.pad_to_multiple_of - target % plan.pad_to_multiple_of
+    return target
+
+
 class ModelInputs:
     """The shared surface (see the module doc for what a model kind supplies)."""
 
@@ -507,16 +522,7 @@ class ModelInputs:
         for what, _ in layout:
             length += a_stop - a_start if what == "A" else b_stop - b_start if what == "B" else len(what)
         longest = int(length.max())
-        target = 0
-        if plan.padding == "longest":
-            target = longest
-        elif plan.padding == "max_length":
-            assert plan.max_length is not None
-            target = plan.max_length
-        if plan.padding != "do_not_pad" and plan.pad_to_multiple_of and target % plan.pad_to_multiple_of:
-            target += plan.pad_to_multiple_of - target % plan.pad_to_multiple_of
-        if plan.padding == "do_not_pad":
-            target = 0
+        target = _pad_target(plan, longest)
         if seqs is not None:
             out = self._rows_as_lists(seqs, n, (a_start, a_stop, b_start, b_stop), layout, plan, target,
                                       return_token_type_ids, return_attention_mask, return_special_tokens_mask)
@@ -852,14 +858,7 @@ class ModelInputs:
         """Pads the rows in place (and gives each its attention mask): to ``longest``, the
         longest kept row (as tokenizers pads a batch: overflow rows do not count), or to
         ``max_length``."""
-        target = 0
-        if plan.padding == "longest":
-            target = longest
-        elif plan.padding == "max_length":
-            assert plan.max_length is not None
-            target = plan.max_length
-        if plan.padding != "do_not_pad" and plan.pad_to_multiple_of and target % plan.pad_to_multiple_of:
-            target += plan.pad_to_multiple_of - target % plan.pad_to_multiple_of
+        target = _pad_target(plan, longest)
         left = plan.padding_side == "left"
         for r in rows:
             n = len(r.ids)
