@@ -765,6 +765,34 @@ mod tests {
     use super::*;
     use crate::text::pretok::{GPT2, GPT4, O200K};
 
+    /// Newline cuts (for the superword patterns): only after a newline followed by an ASCII
+    /// letter or digit, never inside a special token; the counts are those of the whole text.
+    #[test]
+    fn newline_cuts_only_before_letters_and_digits() {
+        let specials = SpecialSplitter::new(&["\nx".to_string()]).unwrap();
+        let text = "ab.\n\ncd\n ef\nxg\n7h";
+        let cuts: Vec<usize> = (0..=text.len())
+            .filter(|&i| newline_cut_before(&specials, text.as_bytes(), 0, i) == Some(i))
+            .collect();
+        assert_eq!(cuts, vec![5, 15]); // before "cd" and "7h"; not " ef", not inside "\nx"
+        let chunks = newline_chunks(&specials, text, 1);
+        assert_eq!(chunks, vec!["ab.\n\n", "cd\n ef\nxg\n", "7h"]);
+        let count = |newline_cuts: bool, unit: usize| {
+            let mut c = PieceCounter::with_sizes(
+                Pretokenizer::new(Some(r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+")).unwrap(),
+                SpecialSplitter::new(&[]).unwrap(),
+                unit,
+                64,
+            );
+            c.set_newline_cuts(newline_cuts);
+            c.add_texts(&[text]).unwrap();
+            let mut v: Vec<(Box<[u8]>, u64)> = c.finish().into_iter().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(count(true, 1), count(false, 1 << 20));
+    }
+
     /// The cap keeps the pieces counted more often than the (max+1)-th largest count, whatever
     /// the number of threads and shards.
     #[test]
