@@ -225,13 +225,24 @@ pub fn chunks<'t>(
         return vec![text];
     }
     let b = text.as_bytes();
+    cut_text(text, size, |start, near| {
+        cut_before(pretok, specials, b, start, near)
+            .or_else(|| cut_after(pretok, specials, b, near, b.len()))
+    })
+}
+
+/// `text` cut into chunks of about `size` bytes (`size` > 0): `cut(start, near)` gives the cut
+/// that ends the chunk starting at `start`, near `start + size`; none (or one that would not move
+/// on) leaves the rest as the last chunk.
+pub(crate) fn cut_text(
+    text: &str,
+    size: usize,
+    cut: impl Fn(usize, usize) -> Option<usize>,
+) -> Vec<&str> {
     let mut out = Vec::with_capacity(text.len() / size + 1);
     let mut start = 0;
     while text.len() - start > size {
-        let near = start + size;
-        let cut = cut_before(pretok, specials, b, start, near)
-            .or_else(|| cut_after(pretok, specials, b, near, b.len()));
-        match cut {
+        match cut(start, start + size) {
             Some(c) if c > start && c < text.len() => {
                 out.push(&text[start..c]);
                 start = c;
@@ -292,22 +303,10 @@ fn newline_cut_ok(specials: &SpecialSplitter, text: &[u8], cut: usize) -> bool {
 fn newline_chunks<'t>(specials: &SpecialSplitter, text: &'t str, size: usize) -> Vec<&'t str> {
     let size = size.max(1);
     let b = text.as_bytes();
-    let mut out = Vec::with_capacity(text.len() / size + 1);
-    let mut start = 0;
-    while text.len() - start > size {
-        let near = start + size;
-        let cut = newline_cut_before(specials, b, start, near)
-            .or_else(|| newline_cut_after(specials, b, near, b.len()));
-        match cut {
-            Some(c) if c > start && c < text.len() => {
-                out.push(&text[start..c]);
-                start = c;
-            }
-            _ => break,
-        }
-    }
-    out.push(&text[start..]);
-    out
+    cut_text(text, size, |start, near| {
+        newline_cut_before(specials, b, start, near)
+            .or_else(|| newline_cut_after(specials, b, near, b.len()))
+    })
 }
 
 /// Bytes read at a time by `file_cuts`.

@@ -165,23 +165,10 @@ impl WordCounter {
     /// `text` cut into units of about `unit_bytes` (never inside a word).
     fn units<'t>(&self, text: &'t str) -> Vec<&'t str> {
         let b = text.as_bytes();
-        let mut out = Vec::with_capacity(text.len() / self.unit_bytes + 1);
-        let mut start = 0;
-        while text.len() - start > self.unit_bytes {
-            let near = start + self.unit_bytes;
-            let cut = self
-                .cut_before(b, start, near)
-                .or_else(|| self.cut_after(b, near));
-            match cut {
-                Some(c) if c > start && c < text.len() => {
-                    out.push(&text[start..c]);
-                    start = c;
-                }
-                _ => break,
-            }
-        }
-        out.push(&text[start..]);
-        out
+        crate::count::cut_text(text, self.unit_bytes, |start, near| {
+            self.cut_before(b, start, near)
+                .or_else(|| self.cut_after(b, near))
+        })
     }
 
     /// Counts the words of each text on `threads` threads.
