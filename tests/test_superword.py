@@ -21,6 +21,8 @@ from bytepair import _core
 from bytepair.errors import BytepairError, PatternError
 from bytepair.patterns import PATTERNS, superword_pattern
 
+from . import oracle
+
 WORDS = "the of and to a in is it that was for on are as with his they at be this from I have or by one had".split()
 TAILS = [".", ",", "!", "?", "", ";", " 42"]
 
@@ -43,29 +45,8 @@ def corpus(n: int, seed: int) -> list[str]:
 # ---------------------------------------------------------------------------- the oracle
 
 
-def pieces(text: str, pattern: str) -> list[str]:
-    out, end = [], 0
-    for m in regex.finditer(pattern, text):
-        if m.start() > end:
-            out.append(text[end : m.start()])
-        if m.group():
-            out.append(m.group())
-        end = m.end()
-    if end < len(text):
-        out.append(text[end:])
-    return out
-
-
-def merge_all(word: list[bytes], pair: tuple[bytes, bytes]) -> list[bytes]:
-    out, i = [], 0
-    while i < len(word):
-        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
-            out.append(word[i] + word[i + 1])
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return out
+pieces = oracle.pieces
+merge_all = oracle.merge
 
 
 def bpe(piece: bytes, merges: list[tuple[bytes, bytes]]) -> list[bytes]:
