@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bytepair.errors import BytepairError
-from bytepair.pipeline.added_tokens import AddedVocabulary
+from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.pipeline.templates import EdgeSpaces, Encoding, Layout, PostProcessor, default_layout, merge
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ class ModelInputs:
     _post_processor: PostProcessor | None = None
     _inputs: InputsConfig = InputsConfig()
     _chat_template_source: str | None = None  # the file the chat template came from (errors name it)
+    _added_flags: Mapping[str, AddedToken] = {}  # flags of a file's added tokens (`_set_added`)
 
     # --------------------------------------------------------------- supplied by the kind
 
@@ -206,8 +207,22 @@ class ModelInputs:
         return flat, bounds
 
     @property
-    def _added_vocab(self) -> AddedVocabulary:
+    def special_tokens(self) -> dict[str, int]:
         raise NotImplementedError
+
+    @property
+    def _added_vocab(self) -> AddedVocabulary:
+        """The special tokens with the flags ``_set_added`` kept (``_added_flags``), made on
+        first use; ``_set_added`` drops it."""
+        cached: AddedVocabulary | None = self.__dict__.get("_added_cache")
+        if cached is None:
+            cached = self.__dict__["_added_cache"] = AddedVocabulary.of(self.special_tokens, self._added_flags)
+        return cached
+
+    @property
+    def added_tokens(self) -> list[AddedToken]:
+        """Every added token (the special tokens and the non-special ones) with its flags, in id order."""
+        return sorted(self._added_vocab, key=lambda t: t.id)
 
     @property
     def special_tokens_map(self) -> dict[str, str]:
@@ -229,11 +244,15 @@ class ModelInputs:
             cache = self.__dict__["_edge_cache"] = {}
         got = cache.get(id)
         if got is None:
-            text = self.id_to_token(id) or ""
-            lead = len(text) - len(text.lstrip("Ġ \t\n\r\u00a0\u3000"))
-            trail = len(text) - len(text.rstrip("Ġ \t\n\r\u00a0\u3000"))
-            got = cache[id] = (lead, trail) if lead < len(text) else (lead, lead)
+            got = cache[id] = self._measure_edges(id)
         return got
+
+    def _measure_edges(self, id: int) -> tuple[int, int]:
+        """``_edge_spaces`` of a token, uncached: by its text; a kind may measure otherwise."""
+        text = self.id_to_token(id) or ""
+        lead = len(text) - len(text.lstrip("Ġ \t\n\r\u00a0\u3000"))
+        trail = len(text) - len(text.rstrip("Ġ \t\n\r\u00a0\u3000"))
+        return (lead, trail) if lead < len(text) else (lead, lead)
 
     # --------------------------------------------------------------- pickling
 

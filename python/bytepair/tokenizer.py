@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # numpy only for the array methods' annotations
     import numpy as np
     from numpy.typing import DTypeLike, NDArray
 
-    from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
+    from bytepair.pipeline.added_tokens import AddedToken
 
 SpecialSet = AbstractSet[str] | Literal["all"]
 DisallowedSet = Collection[str] | Literal["all"]
@@ -81,7 +81,6 @@ class Tokenizer(ModelInputs, Inspect):
     # Added-token flags (Hugging Face's lstrip, rstrip, single_word, normalized, special) of the
     # special tokens that have other flags than the default (special, nothing stripped), and the
     # texts of the non-special ones: always matched in text, never "disallowed", never skipped.
-    _added_flags: Mapping[str, AddedToken] = {}
     _nonspecial: frozenset[str] = frozenset()
     _flagged = False  # some added token strips whitespace or needs word boundaries: _encode_flagged
 
@@ -586,20 +585,6 @@ class Tokenizer(ModelInputs, Inspect):
         if source is not None:
             self._chat_template_source = source
 
-    @property
-    def _added_vocab(self) -> AddedVocabulary:
-        from bytepair.pipeline.added_tokens import AddedVocabulary
-
-        cached = self.__dict__.get("_added_cache")
-        if cached is None:
-            cached = self.__dict__["_added_cache"] = AddedVocabulary.of(self._special_tokens, self._added_flags)
-        return cached
-
-    @property
-    def added_tokens(self) -> list[AddedToken]:
-        """Every added token (the special tokens and the non-special ones) with its flags, in id order."""
-        return sorted(self._added_vocab, key=lambda t: t.id)
-
     def convert_ids_to_tokens(self, ids: int | Iterable[int], *, skip_special_tokens: bool = False) -> Any:
         """The token of an id, or of each (as :meth:`id_to_token` writes them: ``"Ġthe"``)."""
         if isinstance(ids, int) or not isinstance(ids, Iterable):
@@ -708,28 +693,15 @@ class Tokenizer(ModelInputs, Inspect):
             at += n
         return out
 
-    def _edge_spaces(self, id: int) -> tuple[int, int] | None:
+    def _measure_edges(self, id: int) -> tuple[int, int]:
         """Spaces at the start and end of a token (for ``trim_offsets``): byte-level tokens by
-        their bytes (only the space byte shows as ``Ġ``), added tokens by their text (None for
-        one that strips whitespace: its spaces are those it matched)."""
-        if id in self._added_vocab.stripping_ids:
-            return None
-        cache: dict[int, tuple[int, int]] | None = self.__dict__.get("_edge_cache")
-        if cache is None:
-            cache = self.__dict__["_edge_cache"] = {}
-        got = cache.get(id)
-        if got is None:
-            data = self._core.token_bytes(id)
-            added = self._added_vocab.special_ids | self._added_vocab.non_special_ids
-            if id in added:
-                text = data.decode("utf-8")
-                lead = len(text) - len(text.lstrip())
-                trail = len(text) - len(text.rstrip())
-            else:
-                lead = len(data) - len(data.lstrip(b" "))
-                trail = len(data) - len(data.rstrip(b" "))
-            got = cache[id] = (lead, trail)
-        return got
+        their bytes (only the space byte shows as ``Ġ``), added tokens by their text."""
+        data = self._core.token_bytes(id)
+        added = self._added_vocab.special_ids | self._added_vocab.non_special_ids
+        if id in added:
+            text = data.decode("utf-8")
+            return len(text) - len(text.lstrip()), len(text) - len(text.rstrip())
+        return len(data) - len(data.lstrip(b" ")), len(data) - len(data.rstrip(b" "))
 
     def _encode_flagged(self, texts: list[str], allowed_special: SpecialSet) -> list[list[int]]:
         """The encode paths when some added token strips whitespace or needs word boundaries:

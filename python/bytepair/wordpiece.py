@@ -21,7 +21,7 @@ from bytepair import _core
 from bytepair._api import Encoded, InputsConfig, ModelInputs
 from bytepair._inspect import Inspect
 from bytepair.errors import BytepairError, UnknownTokenError, VocabError
-from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
+from bytepair.pipeline.added_tokens import AddedToken
 from bytepair.pipeline.templates import PostProcessor, TemplateProcessing
 from bytepair.tokenizer import _check_threads
 
@@ -89,7 +89,6 @@ class WordPieceTokenizer(ModelInputs, Inspect):
 
     # Added-token flags read from a file ({text: AddedToken}), for the tokens whose flags are
     # not the default; a post-processor read from a file (else the templates make one).
-    _added_flags: Mapping[str, AddedToken] = {}
     _pp_read: PostProcessor | None = None
     _pp_is_read = False
     # BERT's model takes token_type_ids (transformers' BertTokenizer returns them by default).
@@ -265,18 +264,6 @@ class WordPieceTokenizer(ModelInputs, Inspect):
         specials = self.special_tokens
         self._added_flags = {t: f for t, f in flags.items() if specials.get(t) == f.id and f != AddedToken(t, f.id)}
         self.__dict__.pop("_added_cache", None)
-
-    @property
-    def _added_vocab(self) -> AddedVocabulary:
-        cached = self.__dict__.get("_added_cache")
-        if cached is None:
-            cached = self.__dict__["_added_cache"] = AddedVocabulary.of(self.special_tokens, self._added_flags)
-        return cached
-
-    @property
-    def added_tokens(self) -> list[AddedToken]:
-        """The tokens recognized in text, with their flags, in id order."""
-        return sorted(self._added_vocab, key=lambda t: t.id)
 
     @property
     def special_tokens_map(self) -> dict[str, str]:
