@@ -89,11 +89,11 @@ class SentencePieceTokenizer:
 
     @property
     def vocab_size(self) -> int:
-        return len(self._core)
+        return len(self)
 
     @property
     def n_vocab(self) -> int:
-        return len(self._core)
+        return len(self)
 
     def __len__(self) -> int:
         return len(self._core)

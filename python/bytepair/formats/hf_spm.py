@@ -915,14 +915,6 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     def model_type(self) -> str:
         return "bpe" if isinstance(self._model, _Bpe) else "unigram"
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self._tokens)
-
-    @property
-    def n_vocab(self) -> int:
-        return len(self._tokens)
-
     def __len__(self) -> int:
         return len(self._tokens)
 
