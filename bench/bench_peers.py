@@ -309,7 +309,7 @@ def table(args: argparse.Namespace, tmp: Path, tools: list[str], out: dict[str, 
             for corpus in args.corpora:
                 print(f"\n{enc}, {corpus}, {threads} thread(s), {args.mb} MiB per pass, "
                       f"{args.doc_kb} KiB documents; MB/s first / unseen / repeated")
-                for shape in ("call", "bulk"):
+                for shape in args.shapes:
                     rows: dict[str, dict[str, Any] | str] = {}
                     for tool in tools:
                         rows[tool] = run(["--worker", "--tool", tool, "--shape", shape, "--encoding", enc,
@@ -370,6 +370,8 @@ def main() -> None:
     p.add_argument("--encodings", default=",".join(ENCODINGS))
     p.add_argument("--corpora", default=",".join(CORPORA))
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--shapes", default="call,bulk",
+                   help="call: one encode per document, lists; bulk: the batch call, arrays")
     p.add_argument("--mb", type=float, default=12.0, help="MiB per pass (A and B each)")
     p.add_argument("--doc-kb", type=int, default=8)
     p.add_argument("--repeat", type=int, default=3)
@@ -394,6 +396,7 @@ def main() -> None:
         return cliff_worker(args)
     args.encodings = args.encodings.split(",")
     args.corpora = args.corpora.split(",")
+    args.shapes = args.shapes.split(",")
     args.threads = [int(t) for t in args.threads.split(",")]
     tools = args.tools.split(",")
     if tools[0] != "bytepair":

@@ -373,11 +373,23 @@ pub(crate) fn advise_huge(memory: *const u8, len: usize) {
 /// The token and pair tables: powers of two with at least 1.25 slots per entry (filled 40
 /// to 80 %). Measured on cold o200k multilingual text, the smaller tables (4 MiB of tokens and
 /// 2 MiB of pairs rather than 8 and 4) gained about 5 % each: more of them stays in the
-/// last-level cache, which pays for the longer probes.
+/// last-level cache, which pays for the longer probes. That was before the tables were in huge
+/// pages; the token tables are now twice this (`token_table_bits`).
 fn table_bits(entries: usize) -> u32 {
     (entries.max(8) * 5 / 4)
         .next_power_of_two()
         .trailing_zeros()
+}
+
+/// The token tables (`TokenTable`, `Tokens16`): twice `table_bits`, filled 20 to 40 %. Every
+/// piece is looked up there, and at up to 80 % a lookup that missed its first slot (a token
+/// further on, or a piece that is no token) mispredicted its probe loop: o200k's 4 MiB table,
+/// 0.62 M mispredicted branches in a repeated pass of 3 MB of prose, 0.51 M at 8 MiB (and 3 %
+/// fewer instructions). The hot tokens' slots take as many cache lines either way, one each,
+/// and the tables are in huge pages (`filled`), so the larger table costs memory, not misses
+/// (`bpe/NOTES.md`, thirteenth round).
+pub(super) fn token_table_bits(entries: usize) -> u32 {
+    table_bits(entries) + 1
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,7 +413,7 @@ struct TokenTable {
 
 impl TokenTable {
     fn new(entries: usize) -> Self {
-        let bits = table_bits(entries);
+        let bits = token_table_bits(entries);
         TokenTable {
             slots: filled(1 << bits, Slot::default()),
             shift: 64 - bits,

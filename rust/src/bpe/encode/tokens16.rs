@@ -2,9 +2,9 @@
 //! piece of that length is found with one probe and no access to the vocabulary's arena. In
 //! `TokenTable` the second word was read through the token's span and then the arena, two more
 //! dependent loads that `perf` showed as 25 % of the slow path on the bench mix. o200k has 47.7 k
-//! such tokens (a 1.5 MiB table); the main table keeps the rest.
+//! such tokens (a 3 MiB table, `token_table_bits`); the main table keeps the rest.
 
-use super::{filled, table_bits, Rank};
+use super::{filled, token_table_bits, Rank};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -26,7 +26,7 @@ pub(super) struct Tokens16 {
 
 impl Tokens16 {
     pub(super) fn new(entries: usize) -> Self {
-        let bits = table_bits(entries);
+        let bits = token_table_bits(entries);
         Tokens16 {
             slots: filled(1 << bits, Slot::default()),
             shift: 64 - bits,
