@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import FormatError
+from bytepair import BytepairError, FormatError
 from bytepair.formats.hf_spm import HFSentencePieceTokenizer, from_hf_spm
 from tests.strategies import any_char, busy_char
 
@@ -462,3 +462,12 @@ def test_each_component_as_tokenizers_runs_it(
         for t in (e["content"], hf.id_to_token(e["id"])):
             assert tok.token_to_id(t) == hf.token_to_id(t)
     check(tok, hf, " " + text + "  x ")
+
+
+def test_sampling_is_refused_by_name(pairs: dict[str, tuple[HFSentencePieceTokenizer, Any]]) -> None:
+    for tok, _ in pairs.values():
+        assert tok.encode("the weather", enable_sampling=False) == tok.encode("the weather")
+        with pytest.raises(BytepairError, match="enable_sampling"):
+            tok.encode("the weather", enable_sampling=True, seed=1)
+        with pytest.raises(BytepairError, match="enable_sampling"):
+            tok.encode_batch(["the weather"], enable_sampling=True)

@@ -9,6 +9,11 @@ Behaviour is sentencepiece's ``SentencePieceProcessor``: ``encode(text)`` gives 
 Control pieces (``<s>``, ``</s>``) written in the text are ordinary characters, as in
 sentencepiece; user-defined symbols are matched whole.
 
+Subword regularization takes sentencepiece's arguments: ``encode(text, enable_sampling=True,
+alpha=0.1, nbest_size=-1)`` draws a segmentation (Unigram: from every segmentation, or from the
+``nbest_size`` best, with probability proportional to ``exp(alpha * score)``; BPE: each merge
+skipped with probability ``alpha``, BPE-dropout), and ``seed=`` makes the draw reproducible.
+
 >>> tok = load_spm("tokenizer.model")  # doctest: +SKIP
 >>> tok.tokenize("Hello world")  # doctest: +SKIP
 ['▁Hello', '▁world']
@@ -16,7 +21,9 @@ sentencepiece; user-defined symbols are matched whole.
 
 from __future__ import annotations
 
+import math
 import os
+import secrets
 from collections.abc import Iterable
 from typing import Any
 
@@ -163,14 +170,55 @@ class SentencePieceTokenizer:
             ids.append(self.eos_id)
         return ids
 
-    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        """The ids of ``text``, as ``SentencePieceProcessor.encode`` gives them."""
+    def _sample(
+        self, enable_sampling: bool, alpha: float, nbest_size: int, seed: int | None
+    ) -> tuple[float, int, int] | None:
+        """The core's ``sample`` argument, checked, or None when not sampling."""
+        if not isinstance(enable_sampling, bool):
+            raise TypeError(f"enable_sampling must be a bool, not {type(enable_sampling).__name__}")
+        if not enable_sampling:
+            return None
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
+            raise BytepairError(f"alpha must be a finite number, got {alpha!r}")
+        if self.model_type == "bpe":
+            if not 0.0 <= alpha <= 1.0:
+                raise BytepairError(f"alpha is the probability of dropping a merge for a BPE model: "
+                                    f"it must be in [0, 1], got {alpha!r}")
+        elif alpha < 0:
+            raise BytepairError(f"alpha must be >= 0 (the inverse temperature), got {alpha!r}")
+        if isinstance(nbest_size, bool) or not isinstance(nbest_size, int):
+            raise TypeError(f"nbest_size must be an int, not {type(nbest_size).__name__}")
+        if nbest_size > _core.MAX_NBEST:
+            raise BytepairError(f"nbest_size must be at most {_core.MAX_NBEST} (or negative: the "
+                                f"whole lattice), got {nbest_size}")
+        if seed is None:
+            seed = secrets.randbits(64)
+        elif isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an int or None, not {type(seed).__name__}")
+        return (float(alpha), max(nbest_size, -1), seed % 2**64)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        enable_sampling: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        seed: int | None = None,
+    ) -> list[int]:
+        """The ids of ``text``, as ``SentencePieceProcessor.encode`` gives them. With
+        ``enable_sampling``, one segmentation drawn as sentencepiece draws it (see the module
+        docs); the same ``seed`` draws the same one, and ``encode_batch`` gives text ``i`` the
+        draw ``encode`` gives it alone only for ``i == 0``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
+        sample = self._sample(enable_sampling, alpha, nbest_size, seed)
         try:
-            ids = self._core.encode(text)
+            ids = self._core.encode(text, sample=sample)
         except UnicodeEncodeError:
-            ids = self._core.encode(_clean(text))
+            ids = self._core.encode(_clean(text), sample=sample)
         return self._wrap(ids, add_bos, add_eos)
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
@@ -187,17 +235,25 @@ class SentencePieceTokenizer:
         add_bos: bool = False,
         add_eos: bool = False,
         num_threads: int | None = None,
+        enable_sampling: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        seed: int | None = None,
     ) -> list[list[int]]:
-        """The ids of each text, on ``num_threads`` threads (all cores by default)."""
+        """The ids of each text, on ``num_threads`` threads (all cores by default). Sampling
+        as in ``encode``: each text draws from a seed of its own, made from ``seed`` and its
+        index, so a seeded batch gives the same ids on any number of threads."""
         _check_threads(num_threads)
+        sample = self._sample(enable_sampling, alpha, nbest_size, seed)
         items = list(texts)
         for t in items:
             if not isinstance(t, str):
                 raise TypeError(f"texts must be str, got {type(t).__name__}")
         try:
-            lists = self._core.encode_batch(items, num_threads=num_threads)
+            lists = self._core.encode_batch(items, num_threads=num_threads, sample=sample)
         except UnicodeEncodeError:
-            lists = self._core.encode_batch([_clean(t) for t in items], num_threads=num_threads)
+            lists = self._core.encode_batch([_clean(t) for t in items], num_threads=num_threads,
+                                            sample=sample)
         if add_bos or add_eos:
             lists = [self._wrap(ids, add_bos, add_eos) for ids in lists]
         return lists

@@ -15,7 +15,23 @@ use crate::error::{Error, Result};
 use crate::io::spm_model::{byte_of_piece, ModelType, PieceType, SpmModel};
 use crate::text::normalize::{Charsmap, Normalizer, NormalizerSpec, PrefixMatcher, SPACE_SYMBOL};
 use crate::unigram::model::{self as unigram, Unigram};
+use crate::unigram::sample::Rng;
 use crate::Rank;
+
+/// How `encode_into` picks a segmentation: the model's best, or one drawn as sentencepiece's
+/// `enable_sampling` draws it (subword regularization).
+#[derive(Clone, Copy, Debug)]
+pub enum Sampling {
+    Best,
+    /// Unigram: from the whole lattice (`nbest < 0`) or the `nbest` best (`nbest > 1`; 0 and 1
+    /// are the best), with probability proportional to `exp(alpha * score)`. BPE: each merge
+    /// skipped with probability `alpha` (BPE-dropout; `nbest` unused).
+    Sample {
+        alpha: f64,
+        nbest: i64,
+        seed: u64,
+    },
+}
 
 #[derive(Clone, Debug)]
 enum Model {
@@ -191,11 +207,22 @@ impl SentencePiece {
     }
 
     /// The model's pieces of normalized text, unknown runs joined: (end byte, id).
-    fn pieces_of(&self, norm: &[u8], out: &mut Vec<(usize, Rank)>) {
+    fn pieces_of(&self, norm: &[u8], sampling: Sampling, out: &mut Vec<(usize, Rank)>) {
         out.clear();
-        match &self.model {
-            Model::Unigram(m) => m.encode(norm, out),
-            Model::Bpe(m) => m.encode(norm, out),
+        match (&self.model, sampling) {
+            (Model::Unigram(m), Sampling::Best) => m.encode(norm, out),
+            (Model::Bpe(m), Sampling::Best) => m.encode(norm, out),
+            (Model::Unigram(m), Sampling::Sample { alpha, nbest, seed }) => {
+                let mut rng = Rng::new(seed);
+                match nbest {
+                    ..0 => m.sample(norm, alpha, &mut rng, out),
+                    0 | 1 => m.encode(norm, out),
+                    n => m.sample_nbest(norm, n as usize, alpha, &mut rng, out),
+                }
+            }
+            (Model::Bpe(m), Sampling::Sample { alpha, seed, .. }) => {
+                m.encode_dropout(norm, alpha, &mut Rng::new(seed), out)
+            }
         }
         // join runs of unknown pieces
         let mut w = 0;
@@ -216,6 +243,18 @@ impl SentencePiece {
         text: &str,
         scratch: &mut Scratch,
         ids: &mut Vec<Rank>,
+        spans: Option<&mut Vec<(usize, usize)>>,
+    ) {
+        self.encode_sampled_into(text, Sampling::Best, scratch, ids, spans)
+    }
+
+    /// `encode_into` with the segmentation picked by `sampling`.
+    pub fn encode_sampled_into(
+        &self,
+        text: &str,
+        sampling: Sampling,
+        scratch: &mut Scratch,
+        ids: &mut Vec<Rank>,
         mut spans: Option<&mut Vec<(usize, usize)>>,
     ) {
         let want = spans.is_some();
@@ -229,7 +268,7 @@ impl SentencePiece {
             },
         );
         let mut pieces = std::mem::take(&mut scratch.pieces);
-        self.pieces_of(&scratch.norm, &mut pieces);
+        self.pieces_of(&scratch.norm, sampling, &mut pieces);
         let mut start = 0;
         for &(end, id) in &pieces {
             let span = if want {
@@ -267,7 +306,7 @@ impl SentencePiece {
         let mut norm = Vec::new();
         self.normalizer.normalize(text, &mut norm, None);
         let mut pieces = Vec::new();
-        self.pieces_of(&norm, &mut pieces);
+        self.pieces_of(&norm, Sampling::Best, &mut pieces);
         let mut out = Vec::with_capacity(pieces.len());
         let mut start = 0;
         for (end, id) in pieces {

@@ -984,11 +984,22 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
         flush()
         return out
 
-    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+    def encode(
+        self,
+        text: str,
+        *,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        enable_sampling: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        seed: int | None = None,
+    ) -> list[int]:
         """The ids ``tokenizers`` gives: ``encode(text, add_special_tokens=False).ids`` (added
         tokens in the text, special or not, are matched, as there)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
+        _no_sampling(enable_sampling)
         if add_bos or add_eos:
             raise BytepairError("add_bos / add_eos: a tokenizer.json says where its special tokens go in its post_processor")
         return self._encode(text)
@@ -1000,7 +1011,12 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
         add_bos: bool = False,
         add_eos: bool = False,
         num_threads: int | None = None,
+        enable_sampling: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        seed: int | None = None,
     ) -> list[list[int]]:
+        _no_sampling(enable_sampling)
         items = list(texts)
         for t in items:
             if not isinstance(t, str):
@@ -1184,3 +1200,11 @@ def load_hf_spm(path: str | os.PathLike[str]) -> HFSentencePieceTokenizer:
 
 def _from_doc(doc: Any, where: str) -> HFSentencePieceTokenizer:
     return from_hf_spm(doc, where=where)
+
+
+def _no_sampling(enable_sampling: bool) -> None:
+    if enable_sampling:
+        raise BytepairError(
+            "enable_sampling: subword sampling runs on SentencePiece .model files (load the "
+            "model's tokenizer.model); a tokenizer.json model does not sample yet"
+        )

@@ -18,6 +18,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::text::normalize::{char_len, PrefixMatcher};
+use crate::unigram::sample::Rng;
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -157,7 +158,7 @@ impl SpmBpe {
     /// Appends the pieces of `s` (normalized text) to `out` as (end byte, id), in order.
     pub fn encode(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
         if !self.by_words {
-            return self.encode_text(s, out);
+            return self.encode_text(s, out, None);
         }
         WORDS.with(|cache| {
             let mut cache = cache.borrow_mut();
@@ -173,7 +174,7 @@ impl SpmBpe {
                     out.extend(hit.iter().map(|&(e, id)| (start + e as usize, id)));
                 } else {
                     let at = out.len();
-                    self.encode_text(word, out);
+                    self.encode_text(word, out, None);
                     if word.len() <= 256 {
                         let entry = out[at..].iter().map(|&(e, id)| (e as u32, id)).collect();
                         if cache.words.len() >= CACHE_WORDS {
@@ -190,8 +191,19 @@ impl SpmBpe {
         })
     }
 
-    /// `encode` of a whole text at once.
-    fn encode_text(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
+    /// `encode` with BPE-dropout (Provilkov et al. 2020) as sentencepiece samples it: each merge,
+    /// when its turn comes, is skipped with probability `p` (and not tried again).
+    pub fn encode_dropout(&self, s: &[u8], p: f64, rng: &mut Rng, out: &mut Vec<(usize, Rank)>) {
+        self.encode_text(s, out, Some((p, rng)))
+    }
+
+    /// `encode` of a whole text at once; with `dropout`, `encode_dropout`.
+    fn encode_text(
+        &self,
+        s: &[u8],
+        out: &mut Vec<(usize, Rank)>,
+        mut dropout: Option<(f64, &mut Rng)>,
+    ) {
         if s.is_empty() {
             return;
         }
@@ -222,6 +234,11 @@ impl SpmBpe {
             let (l, r) = (top.left, top.right);
             if syms[l].len == 0 || syms[r].len == 0 || syms[l].len + syms[r].len != top.size {
                 continue;
+            }
+            if let Some((p, rng)) = dropout.as_mut() {
+                if rng.next_f64() < *p {
+                    continue;
+                }
             }
             syms[l].len += syms[r].len;
             syms[l].next = syms[r].next;
@@ -358,7 +375,7 @@ mod tests {
         ] {
             for _ in 0..2 {
                 let (mut whole, mut words) = (Vec::new(), Vec::new());
-                m.encode_text(text.as_bytes(), &mut whole);
+                m.encode_text(text.as_bytes(), &mut whole, None);
                 m.encode(text.as_bytes(), &mut words);
                 assert_eq!(whole, words, "{text:?}");
             }

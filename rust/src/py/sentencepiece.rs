@@ -11,11 +11,13 @@ use rayon::prelude::*;
 use super::{parallel_batch, to_py};
 use crate::error::Error;
 use crate::io::spm_model::{self as m, ModelType};
-use crate::sentencepiece::{Scratch, SentencePiece};
+use crate::sentencepiece::{Sampling, Scratch, SentencePiece};
+use crate::unigram::sample::Rng;
 use crate::Rank;
 
 pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySentencePiece>()?;
+    m.add("MAX_NBEST", crate::unigram::sample::MAX_NBEST)?;
     Ok(())
 }
 
@@ -39,6 +41,19 @@ impl PySentencePiece {
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py)))
+    }
+}
+
+/// `sample` as Python passes it, `(alpha, nbest_size, seed)` (checked there), for text `i` of
+/// a call: each text of a batch gets a seed of its own, the same whatever the threads.
+fn sampling(sample: Option<(f64, i64, u64)>, i: usize) -> Sampling {
+    match sample {
+        None => Sampling::Best,
+        Some((alpha, nbest, seed)) => Sampling::Sample {
+            alpha,
+            nbest,
+            seed: Rng::new(seed ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)).next_u64(),
+        },
     }
 }
 
@@ -82,8 +97,26 @@ impl PySentencePiece {
         self.inner.len()
     }
 
-    fn encode<'py>(&self, py: Python<'py>, text: PyBackedStr) -> PyResult<Bound<'py, PyList>> {
-        let ids = py.detach(|| self.inner.encode(&text));
+    /// The ids of `text`; with `sample` (alpha, nbest_size, seed), a segmentation drawn as
+    /// sentencepiece's `enable_sampling` draws it.
+    #[pyo3(signature = (text, *, sample = None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+        sample: Option<(f64, i64, u64)>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| {
+            let mut ids = Vec::new();
+            self.inner.encode_sampled_into(
+                &text,
+                sampling(sample, 0),
+                &mut Scratch::default(),
+                &mut ids,
+                None,
+            );
+            ids
+        });
         self.id_list(py, &ids)
     }
 
@@ -103,13 +136,15 @@ impl PySentencePiece {
         })
     }
 
-    /// The ids of each text, on `num_threads` threads (all cores by default).
-    #[pyo3(signature = (texts, *, num_threads = None))]
+    /// The ids of each text, on `num_threads` threads (all cores by default); `sample` as for
+    /// `encode`.
+    #[pyo3(signature = (texts, *, num_threads = None, sample = None))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
+        sample: Option<(f64, i64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
         let par = parallel_batch(num_threads, None, &texts)?;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
@@ -118,9 +153,16 @@ impl PySentencePiece {
             .detach(|| {
                 crate::threads::run(par.threads, || {
                     refs.par_iter()
-                        .map_init(Scratch::default, |scratch, t| {
+                        .enumerate()
+                        .map_init(Scratch::default, |scratch, (i, t)| {
                             let mut ids = Vec::new();
-                            inner.encode_into(t, scratch, &mut ids, None);
+                            inner.encode_sampled_into(
+                                t,
+                                sampling(sample, i),
+                                scratch,
+                                &mut ids,
+                                None,
+                            );
                             ids
                         })
                         .collect()

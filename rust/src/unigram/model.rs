@@ -211,36 +211,17 @@ impl Unigram {
             };
             size + 1
         ];
-        let mut start = 0usize;
-        while start < size {
-            let here = best[start].score;
-            let mblen = char_len(s[start]).min(size - start);
-            let mut single = false;
-            self.trie.prefixes(&s[start..], |len, id, score| {
-                let cand = score + here;
-                let t = &mut best[start + len];
-                if t.start == NONE || cand > t.score {
-                    *t = Best {
-                        score: cand,
-                        start: start as u32,
-                        id,
-                    };
-                }
-                single |= len == mblen;
-            });
-            if !single {
-                let cand = self.unk_score + here;
-                let t = &mut best[start + mblen];
-                if t.start == NONE || cand > t.score {
-                    *t = Best {
-                        score: cand,
-                        start: start as u32,
-                        id: self.unk,
-                    };
-                }
+        self.for_each_edge(s, |start, end, id, score| {
+            let cand = score + best[start].score;
+            let t = &mut best[end];
+            if t.start == NONE || cand > t.score {
+                *t = Best {
+                    score: cand,
+                    start: start as u32,
+                    id,
+                };
             }
-            start += mblen;
-        }
+        });
         let at = out.len();
         let mut end = size;
         while end > 0 {
@@ -253,6 +234,26 @@ impl Unigram {
 
     pub fn unk(&self) -> Rank {
         self.unk
+    }
+
+    /// Calls `f(start, end, id, score)` for every edge of the lattice of `s` that `encode`
+    /// searches: each piece found at each character boundary, and the unknown piece over one
+    /// character where no piece of that one character is.
+    pub(super) fn for_each_edge(&self, s: &[u8], mut f: impl FnMut(usize, usize, Rank, f32)) {
+        let size = s.len();
+        let mut start = 0usize;
+        while start < size {
+            let mblen = char_len(s[start]).min(size - start);
+            let mut single = false;
+            self.trie.prefixes(&s[start..], |len, id, score| {
+                f(start, start + len, id, score);
+                single |= len == mblen;
+            });
+            if !single {
+                f(start, start + mblen, self.unk, self.unk_score);
+            }
+            start += mblen;
+        }
     }
 }
 
