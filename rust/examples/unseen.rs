@@ -6,6 +6,9 @@
 use bytepair_core::bpe::encode::{Bpe, Encoder};
 use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
 
+mod common;
+use common::cpu_seconds;
+
 fn documents(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -21,24 +24,6 @@ fn documents(text: &str) -> Vec<&str> {
         i = j;
     }
     out
-}
-
-/// CPU seconds of this thread (Linux): on a shared machine, time waiting for the core is left
-/// out, as `bench/`'s one-thread figures do.
-fn cpu_seconds() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.sec as f64 + t.nsec as f64 * 1e-9
 }
 
 fn main() {
