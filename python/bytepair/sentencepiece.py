@@ -25,11 +25,17 @@ import math
 import os
 import secrets
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bytepair import _core
+from bytepair._api import Encoded, ModelInputs
 from bytepair.errors import BytepairError, UnknownTokenError
 from bytepair.tokenizer import _check_threads
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from bytepair.pipeline.added_tokens import AddedToken
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -38,12 +44,18 @@ def _opt_id(value: Any) -> int | None:
     return value if isinstance(value, int) and value >= 0 else None
 
 
-class SentencePieceTokenizer:
+class SentencePieceTokenizer(ModelInputs):
     """A SentencePiece model, read from a ``.model`` file (:meth:`from_file`, or
     ``bytepair.load``). ``model_type`` is ``"unigram"`` or ``"bpe"``.
 
     Ids are the model's; ``vocab_size`` counts every piece (normal, control, unknown,
     user-defined, unused and byte pieces). ``special_tokens`` are the control and unknown pieces.
+
+    ``tok(text_or_batch, ...)`` builds model inputs as transformers does
+    (:class:`bytepair._api.ModelInputs`): a ``.model`` file says nothing of where BOS / EOS go,
+    so by default no token is added (sentencepiece's ``encode``); give the template with
+    ``with_model_inputs(post_processor=TemplateProcessing.of("<s> $A", None, {"<s>": 1}))``.
+    The roles are the file's: ``unk``, and ``bos`` / ``eos`` / ``pad`` where the model has them.
     """
 
     def __init__(self, core: _core.SentencePiece, *, name: str = "<bytes>") -> None:
@@ -85,7 +97,7 @@ class SentencePieceTokenizer:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # the extension's object cannot be pickled: the tokenizer travels as its file's bytes
-        return (_from_bytes, (self.to_bytes(), self._name))
+        return self._with_state((_from_bytes, (self.to_bytes(), self._name)))
 
     # ------------------------------------------------------------------ the vocabulary
 
@@ -280,15 +292,52 @@ class SentencePieceTokenizer:
 
     # ------------------------------------------------------------------ decoding
 
-    def decode(self, ids: Iterable[int]) -> str:
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
         """The text of ``ids``, as ``SentencePieceProcessor.decode`` gives it: control pieces
         are invisible, the unknown piece is `` ⁇ ``, ``▁`` is a space (the first one dropped),
-        byte pieces are read as UTF-8 (each byte of a broken sequence is U+FFFD)."""
+        byte pieces are read as UTF-8 (each byte of a broken sequence is U+FFFD). With
+        ``skip_special_tokens`` the special tokens (the unknown piece too) are left out."""
         items = list(ids)
         for i in items:
             if not isinstance(i, int) or isinstance(i, bool):
                 raise TypeError(f"ids must be ints, got {type(i).__name__}")
+        if skip_special_tokens:
+            skip = self._added_vocab.special_ids
+            items = [i for i in items if i not in skip]
         return self._core.decode(items)
+
+    # ------------------------------------------------------------------ model inputs (bytepair._api)
+
+    @property
+    def special_tokens_map(self) -> dict[str, str]:
+        """The roles the file gives: ``{"unk": "<unk>", "bos": "<s>", "eos": "</s>", ...}``
+        (``pad`` only where the model has a pad piece)."""
+        roles: dict[str, str] = {}
+        for role, i in (("unk", self.unk_id), ("bos", self.bos_id), ("eos", self.eos_id), ("pad", self.pad_id)):
+            piece = None if i is None else self.id_to_token(i)
+            if piece is not None:
+                roles[role] = piece
+        return roles
+
+    def _set_added(self, flags: Mapping[str, AddedToken]) -> None:
+        """Takes a file's added-token flags for special tokens of this model."""
+        from bytepair.pipeline.added_tokens import AddedToken
+
+        specials = self.special_tokens
+        self._added_flags = {t: f for t, f in flags.items() if specials.get(t) == f.id and f != AddedToken(t, f.id)}
+        self.__dict__.pop("_added_cache", None)
+
+    def _measure_edges(self, id: int) -> tuple[int, int]:
+        text = (self.id_to_token(id) or "").replace("\u2581", " ")
+        lead = len(text) - len(text.lstrip(" "))
+        trail = len(text) - len(text.rstrip(" "))
+        return (lead, trail) if lead < len(text) else (lead, lead)
+
+    def _encode_texts(self, texts: list[str], offsets: bool) -> list[Encoded]:
+        """``bytepair._api``'s core encode: ids (and character offsets) of each text."""
+        if offsets:
+            return [self.encode_with_offsets(t) for t in texts]
+        return [(ids, None) for ids in self.encode_batch(texts)]
 
 
 def _clean(text: str) -> str:

@@ -896,7 +896,7 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
         return from_hf_spm(doc, where=name)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_from_doc, (self._doc, self._name))
+        return self._with_state((_from_doc, (self._doc, self._name)))
 
     def to_bytes(self) -> bytes:
         """The ``tokenizer.json`` this tokenizer was read from, as UTF-8 bytes (a ``.model``
@@ -930,6 +930,19 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     @property
     def added_tokens(self) -> list[AddedToken]:
         return list(self._added)
+
+    @property
+    def special_tokens_map(self) -> dict[str, str]:
+        """The roles, by the names transformers' Llama and T5 tokenizers give them (a
+        ``tokenizer.json`` declares none): ``<unk>``, ``<s>``, ``</s>``, ``<pad>`` where this
+        file has them as special tokens (else the model's unknown token, whatever its name)."""
+        specials = self.special_tokens
+        roles = {role: text for role, text in (("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>"), ("pad", "<pad>"))
+                 if text in specials}
+        unk = self._model.unk_id if isinstance(self._model, _Unigram) else self._model.unk
+        if "unk" not in roles and unk is not None and unk < len(self._tokens):
+            roles["unk"] = self._tokens[unk]
+        return roles
 
     def token_to_id(self, token: str) -> int | None:
         if not isinstance(token, str):
