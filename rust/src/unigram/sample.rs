@@ -146,6 +146,12 @@ impl Unigram {
     /// The `n` best segmentations of `s` (best first), each as (end byte, id) pieces with its
     /// score; fewer when the text has fewer.
     pub fn nbest(&self, s: &[u8], n: usize) -> Vec<(Vec<(usize, Rank)>, f64)> {
+        self.nbest_within(s, n, MAX_PARTIAL)
+    }
+
+    /// `nbest` keeping at most `cap` partial paths; when the cap stops the search before any
+    /// path is complete (a very long text), the best path alone.
+    fn nbest_within(&self, s: &[u8], n: usize, cap: usize) -> Vec<(Vec<(usize, Rank)>, f64)> {
         let n = n.min(MAX_NBEST);
         if s.is_empty() || n == 0 {
             return vec![(Vec::new(), 0.0)];
@@ -191,7 +197,7 @@ impl Unigram {
             }
             let (node, suffix) = (partials[i].node, partials[i].suffix);
             for e in lat.ending_at(node) {
-                if partials.len() >= MAX_PARTIAL {
+                if partials.len() >= cap {
                     break;
                 }
                 let start = e.start as usize;
@@ -204,6 +210,11 @@ impl Unigram {
                 });
                 heap.push(Key(best[start] + g, partials.len() - 1));
             }
+        }
+        if found.is_empty() {
+            let mut path = Vec::new();
+            self.encode(s, &mut path);
+            found.push((path, best[s.len()]));
         }
         found
     }
@@ -297,6 +308,20 @@ mod tests {
         distinct.sort();
         distinct.dedup();
         assert_eq!(distinct.len(), 6);
+    }
+
+    #[test]
+    fn a_search_cut_short_gives_the_best_path() {
+        let m = model();
+        let s = b"abababab";
+        let mut best = Vec::new();
+        m.encode(s, &mut best);
+        let paths = m.nbest_within(s, 10, 3);
+        assert_eq!(paths.len(), 1);
+        assert_eq!(paths[0].0, best);
+        let mut out = Vec::new();
+        m.sample_nbest(s, 10, 1.0, &mut Rng::new(1), &mut out);
+        assert!(!out.is_empty());
     }
 
     #[test]
