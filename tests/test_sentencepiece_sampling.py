@@ -34,6 +34,17 @@ def total_variation(a: Counter[Any], b: Counter[Any]) -> float:
     return sum(abs(a[k] / na - b[k] / nb) for k in set(a) | set(b)) / 2
 
 
+def noise(a: Counter[Any], b: Counter[Any], samples: int) -> float:
+    """A bound on the total variation that sampling alone makes: two samples of ``samples``
+    draws from one distribution over K outcomes differ by about ``sqrt(K / (pi * samples))``
+    (one sample from the exact distribution by ``1 / sqrt(2)`` of that); 2.5 times that, plus
+    a little. A sampler of another distribution (another temperature, merges retried after a
+    drop) is off by far more on these words."""
+    k = len(set(a) | set(b))
+    per = 1.0 if sum(b.values()) == samples else 0.5  # b a sample, or b the exact distribution
+    return 2.5 * math.sqrt(per * k / (math.pi * samples)) + 0.01
+
+
 def ours(tok: SentencePieceTokenizer, text: str, n: int, **kw: Any) -> Counter[tuple[int, ...]]:
     return Counter(tuple(tok.encode(text, enable_sampling=True, seed=i, **kw)) for i in range(n))
 
@@ -78,7 +89,8 @@ def test_unigram_lattice_draws_follow_the_exact_distribution(pairs: dict[str, An
     assert len(paths) >= 3
     drawn = ours(tok, word, 4000, alpha=alpha, nbest_size=-1)
     assert set(drawn) <= set(paths)
-    assert total_variation(drawn, exact(paths, alpha)) < 0.05
+    want = exact(paths, alpha)
+    assert total_variation(drawn, want) < noise(drawn, want, 4000)
 
 
 @pytest.mark.parametrize("word", WORDS)
@@ -88,7 +100,8 @@ def test_unigram_nbest_draws_among_the_n_best(pairs: dict[str, Any], word: str) 
     best = dict(sorted(paths.items(), key=lambda kv: -kv[1])[:3])
     drawn = ours(tok, word, 3000, alpha=0.5, nbest_size=3)
     assert set(drawn) <= set(best)
-    assert total_variation(drawn, exact(best, 0.5)) < 0.05
+    want = exact(best, 0.5)
+    assert total_variation(drawn, want) < noise(drawn, want, 3000)
     # the best is the Viterbi segmentation
     assert max(best, key=lambda k: best[k]) == tuple(tok.encode(word))
 
@@ -97,10 +110,10 @@ def test_unigram_nbest_draws_among_the_n_best(pairs: dict[str, Any], word: str) 
 @pytest.mark.parametrize("nbest", [-1, 4])
 def test_unigram_draws_match_sentencepiece(pairs: dict[str, Any], name: str, nbest: int) -> None:
     tok, sp = pairs[name]
-    for word in ["nicer", "weather", "Hello world"]:
+    for word in ["nicer", "weather", "tokenizers"]:
         a = ours(tok, word, 3000, alpha=0.3, nbest_size=nbest)
         b = theirs(sp, word, 3000, alpha=0.3, nbest_size=nbest)
-        assert total_variation(a, b) < 0.07, (name, word)
+        assert total_variation(a, b) < noise(a, b, 3000), (name, word)
 
 
 @pytest.mark.parametrize("name", BPE)
@@ -110,7 +123,7 @@ def test_bpe_dropout_matches_sentencepiece(pairs: dict[str, Any], name: str) -> 
         for alpha in (0.1, 0.5):
             a = ours(tok, word, 3000, alpha=alpha)
             b = theirs(sp, word, 3000, alpha=alpha)
-            assert total_variation(a, b) < 0.07, (name, word, alpha)
+            assert total_variation(a, b) < noise(a, b, 3000), (name, word, alpha)
 
 
 def check_draw(tok: SentencePieceTokenizer, sp: Any, text: str, seed: int, alpha: float, nbest: int) -> None:
