@@ -21,7 +21,8 @@ inherits :class:`ModelInputs` and supplies only
 - ``_inputs``: its :class:`InputsConfig` (``model_max_length``, padding and truncation sides,
   ``model_input_names``, the chat template), read from and written to ``tokenizer_config.json``.
 - ``special_tokens_map`` (``{"pad": "<pad>", ...}``), ``token_to_id``, ``id_to_token``,
-  ``decode(ids, skip_special_tokens=...)``, ``_set_added(flags)`` (a file's added-token flags).
+  ``decode(ids, skip_special_tokens=...)``, and where its default here does not do,
+  ``_set_added(flags)`` (a file's added-token flags).
 - ``__reduce__`` wrapped by :meth:`ModelInputs._with_state`, so that the settings above travel.
 
 Everything else (truncation with stride and overflow, the template, padding, NumPy arrays) is
@@ -233,6 +234,13 @@ class ModelInputs:
 
     def id_to_token(self, id: int) -> str | None:
         raise NotImplementedError
+
+    def _set_added(self, flags: Mapping[str, AddedToken]) -> None:
+        """Takes the added-token flags of a file (``{text: AddedToken}``): those of this
+        tokenizer's special tokens that differ from the default are kept."""
+        specials = self.special_tokens
+        self._added_flags = {t: f for t, f in flags.items() if specials.get(t) == f.id and f != AddedToken(t, f.id)}
+        self.__dict__.pop("_added_cache", None)
 
     def _edge_spaces(self, id: int) -> tuple[int, int] | None:
         """Spaces at the start and end of a token's text (``Ġ`` in byte-level tokens); None for

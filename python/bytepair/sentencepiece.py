@@ -25,17 +25,12 @@ import math
 import os
 import secrets
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bytepair import _core
 from bytepair._api import Encoded, ModelInputs
 from bytepair.errors import BytepairError, UnknownTokenError
 from bytepair.tokenizer import _check_threads
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from bytepair.pipeline.added_tokens import AddedToken
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -318,14 +313,6 @@ class SentencePieceTokenizer(ModelInputs):
             if piece is not None:
                 roles[role] = piece
         return roles
-
-    def _set_added(self, flags: Mapping[str, AddedToken]) -> None:
-        """Takes a file's added-token flags for special tokens of this model."""
-        from bytepair.pipeline.added_tokens import AddedToken
-
-        specials = self.special_tokens
-        self._added_flags = {t: f for t, f in flags.items() if specials.get(t) == f.id and f != AddedToken(t, f.id)}
-        self.__dict__.pop("_added_cache", None)
 
     def _measure_edges(self, id: int) -> tuple[int, int]:
         text = (self.id_to_token(id) or "").replace("\u2581", " ")

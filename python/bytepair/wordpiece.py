@@ -259,12 +259,6 @@ class WordPieceTokenizer(ModelInputs, Inspect):
     def _post_processor(self, value: PostProcessor | None) -> None:
         self._pp_read, self._pp_is_read = value, True
 
-    def _set_added(self, flags: Mapping[str, AddedToken]) -> None:
-        """Takes the added-token flags of a file (``{text: AddedToken}``)."""
-        specials = self.special_tokens
-        self._added_flags = {t: f for t, f in flags.items() if specials.get(t) == f.id and f != AddedToken(t, f.id)}
-        self.__dict__.pop("_added_cache", None)
-
     @property
     def special_tokens_map(self) -> dict[str, str]:
         """The roles of special tokens, ``{"unk": "[UNK]", "sep": "[SEP]", ...}`` (BERT's names)."""
