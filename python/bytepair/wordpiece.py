@@ -21,7 +21,6 @@ from bytepair import _core
 from bytepair._api import Encoded, InputsConfig, ModelInputs
 from bytepair._inspect import Inspect
 from bytepair.errors import BytepairError, UnknownTokenError, VocabError
-from bytepair.pipeline.added_tokens import AddedToken
 from bytepair.pipeline.templates import PostProcessor, TemplateProcessing
 from bytepair.tokenizer import _check_threads
 
