@@ -148,15 +148,15 @@ def test_training_bad_arguments() -> None:
 def test_files_are_streamed_in_blocks(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 
-    from bytepair import wordpiece_training
+    from bytepair import _feed
 
     text = "Über straße café naïve, Привет мир!\nthe cat sat on the mat\n" * 40 + "no newline at the end"
     b = train_wordpiece_from_iterator([text], vocab_size=120, progress=False)
     # many blocks and units, cut between words (at spaces as well as newlines)
-    monkeypatch.setattr(wordpiece_training, "_BATCH_CHARS", 64)
-    monkeypatch.setattr(wordpiece_training, "_READ_BYTES", 7)
-    monkeypatch.setattr(wordpiece_training, "_UNIT_BYTES", 5)
-    monkeypatch.setattr(wordpiece_training, "_BLOCK_BYTES", 11)
+    monkeypatch.setattr(_feed, "_BATCH_CHARS", 64)
+    monkeypatch.setattr(_feed, "_READ_BYTES", 7)
+    monkeypatch.setattr(_feed, "_UNIT_BYTES", 5)
+    monkeypatch.setattr(_feed, "_BLOCK_BYTES", 11)
     gz = tmp_path / "a.txt.gz"
     gz.write_bytes(gzip.compress(text.encode("utf-8")))
     plain = tmp_path / "a.txt"

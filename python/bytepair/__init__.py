@@ -36,6 +36,7 @@ from bytepair.sources import Source
 from bytepair.surgery import Residues, Surgery, extend, graft, prune, residues
 from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
+from bytepair.unigram_training import train_unigram, train_unigram_from_iterator
 from bytepair.wordpiece import WordPieceTokenizer
 from bytepair.wordpiece_training import train_wordpiece, train_wordpiece_from_iterator
 
@@ -120,6 +121,8 @@ __all__ = [
     "train",
     "train_from_counts",
     "train_from_iterator",
+    "train_unigram",
+    "train_unigram_from_iterator",
     "train_wordpiece",
     "train_wordpiece_from_iterator",
 ]

@@ -238,6 +238,34 @@ class WordCounter:
         unit_bytes: int | None = None,
         block_bytes: int | None = None,
     ) -> Self: ...
+    @staticmethod
+    def sentencepiece(
+        *,
+        charsmap: bytes,
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+        treat_whitespace_as_suffix: bool,
+        user_defined_symbols: list[str],
+        unit_bytes: int | None = None,
+        block_bytes: int | None = None,
+    ) -> WordCounter: ...
+    def char_counts(self) -> list[tuple[str, int]]: ...
+    def train_unigram(
+        self,
+        *,
+        pieces: int,
+        character_coverage: float,
+        max_piece_length: int,
+        seed_size: int,
+        shrinking_factor: float,
+        sub_iterations: int,
+        treat_whitespace_as_suffix: bool,
+        classes: dict[str, int],
+        alone: list[str],
+        num_threads: int | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> tuple[list[tuple[str, float]], dict[str, Any]]: ...
     def add_texts(self, texts: list[str], *, num_threads: int | None = None) -> None: ...
     def add_file(
         self,

@@ -63,6 +63,8 @@ class SentencePieceTokenizer(ModelInputs):
         self._name = name
         self._spec: dict[str, Any] = core.spec()
         self._vocab: dict[str, int] | None = None
+        # how it was trained, when bytepair trained it (a .model file does not keep this)
+        self._training: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ files
 
@@ -144,6 +146,12 @@ class SentencePieceTokenizer(ModelInputs):
     @property
     def pad_id(self) -> int | None:
         return _opt_id(self._spec["pad_id"])
+
+    @property
+    def training(self) -> dict[str, Any]:
+        """How this model was trained by bytepair (options, input sizes, rounds); empty for a
+        model read from a file."""
+        return dict(self._training)
 
     @property
     def spec(self) -> dict[str, Any]:

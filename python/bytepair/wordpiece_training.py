@@ -25,110 +25,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from bytepair import _core, _progress
+from bytepair import _core, _feed, _progress
 from bytepair.errors import BytepairError
 from bytepair.tokenizer import _check_threads
-from bytepair.errors import CorpusError
-from bytepair.sources import DECOMPRESS_ERRORS, Replaced, Source, SourceFile, decompress_error, documents, open_stream, resolve
-from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _check_utf8, _repair_surrogates, _check_max_chars
+from bytepair._feed import Feed, sources_feed
+from bytepair.sources import Source
+from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _check_utf8, _check_max_chars
 
 __all__ = ["train_wordpiece", "train_wordpiece_from_iterator"]
-
-_BATCH_CHARS = 1 << 20  # iterator texts handed to the counter at a time (about 1 M characters)
-_READ_BYTES = 1 << 22  # bytes of a compressed stream read at a time
-# How Rust cuts texts for its workers and reads files (None: its defaults, 1 MiB and 4 MiB);
-# they change no count, and tests make them small.
-_UNIT_BYTES: int | None = None
-_BLOCK_BYTES: int | None = None
-
-
-def _add(counter: _core.WordCounter, batch: list[str], num_threads: int | None) -> None:
-    try:
-        counter.add_texts(batch, num_threads=num_threads)
-    except UnicodeEncodeError:  # lone surrogates: U+FFFD, which clean_text drops (as encoding does)
-        counter.add_texts([_repair_surrogates(t) for t in batch], num_threads=num_threads)
-
-
-class _Feed:
-    """Hands texts and files to the counter: plain text files are read by Rust (nothing crosses
-    into Python), compressed streams as bytes, JSON lines and iterator texts in batches of about
-    ``_BATCH_CHARS``; one progress bar over the bytes."""
-
-    def __init__(self, counter: _core.WordCounter, num_threads: int | None, bar: _progress.Progress | None) -> None:
-        self.counter = counter
-        self.num_threads = num_threads
-        self.bar = bar
-        self.done = 0  # bytes of the files finished (on disk), or of texts counted
-        self.batch: list[str] = []
-        self.size = 0
-        self.in_file = False  # a file's documents are being counted (the bar counts its bytes)
-        self.replaced = 0  # bad UTF-8 sequences replaced in Python (JSON lines)
-
-    def tick(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.done + n)
-
-    def text(self, text: str) -> None:
-        if not isinstance(text, str):
-            raise TypeError(f"training texts must be str, got {type(text).__name__}")
-        self.batch.append(text)
-        self.size += len(text)
-        if self.size >= _BATCH_CHARS:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.batch:
-            _add(self.counter, self.batch, self.num_threads)
-            if not self.in_file:
-                self.done += self.size
-                self.tick(0)
-            self.batch, self.size = [], 0
-
-    def file(self, f: SourceFile, s: Source, errors: str) -> None:
-        self.flush()
-        replace = errors == "replace"
-        if f.jsonl or f.parquet:
-            self.in_file = True
-            before = Replaced.count
-            for doc in documents(f, text_field=s.text_field, errors=errors):
-                self.text(doc)
-            self.flush()
-            self.replaced += Replaced.count - before
-            self.in_file = False
-        elif f.compression is None:
-            self.counter.add_file(
-                f.path, replace_errors=replace, num_threads=self.num_threads, progress=self.tick if self.bar else None
-            )
-        else:
-            self._stream(f, replace)
-        self.done += f.size
-        self.tick(0)
-
-    def _stream(self, f: SourceFile, replace: bool) -> None:
-        """A compressed text file, decompressed in Python and decoded and counted in Rust."""
-        pending = b""
-        offset = 0  # stream offset of pending[0]
-        with open(f.path, "rb") as raw:
-            stream = open_stream(f, raw)
-            try:
-                while True:
-                    block = stream.read(_READ_BYTES)
-                    last = not block
-                    pending += block
-                    try:
-                        used = self.counter.add_bytes(
-                            pending, last=last, source=f.path, offset=offset, replace_errors=replace,
-                            num_threads=self.num_threads,
-                        )
-                    except CorpusError as e:
-                        raise CorpusError(str(e).replace(" (pass", " of the decompressed stream (pass", 1)) from None
-                    pending, offset = pending[used:], offset + used
-                    self.tick(raw.tell())
-                    if last:
-                        break
-            except DECOMPRESS_ERRORS as e:
-                raise decompress_error(f, e) from None
-
 
 # Ids are u32 and counts u64 in the extension: larger values are refused by name before any
 # text is read, not an OverflowError after counting.
@@ -161,7 +65,7 @@ def _check(
 
 
 def _train(
-    feed_all: Callable[[_Feed], None],
+    feed_all: Callable[[Feed], None],
     *,
     vocab_size: int,
     algorithm: str,
@@ -193,13 +97,13 @@ def _train(
         strip_accents=strip,
         lowercase=lowercase,
         split_on=specials if algorithm == "score" else [],
-        unit_bytes=_UNIT_BYTES,
-        block_bytes=_BLOCK_BYTES,
+        unit_bytes=_feed._UNIT_BYTES,
+        block_bytes=_feed._BLOCK_BYTES,
     )
     show = _progress.wanted(progress)
     bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
     started = time.perf_counter()
-    feed = _Feed(counter, num_threads, bar)
+    feed = Feed(counter, num_threads, bar)
     feed_all(feed)
     feed.flush()
     if bar:
@@ -288,7 +192,7 @@ def train_wordpiece_from_iterator(
     ``##`` characters, merges); the characters are always all kept, even past ``vocab_size``."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("train_wordpiece_from_iterator() takes an iterable of texts, not one str")
-    def feed_all(feed: _Feed) -> None:
+    def feed_all(feed: Feed) -> None:
         for text in texts:
             feed.text(text)
 
@@ -327,30 +231,7 @@ def train_wordpiece(
     (no mixing weights). Other options as :func:`train_wordpiece_from_iterator`."""
     if errors not in ("strict", "replace"):
         raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
-    if isinstance(sources, (str, os.PathLike, Source)):
-        items: list[Any] = [sources]
-    else:
-        items = list(sources)
-    if items and all(isinstance(s, (str, os.PathLike)) for s in items):
-        items = [Source(items)]
-    srcs: list[Source] = []
-    for s in items:
-        if not isinstance(s, Source):
-            raise TypeError(f"sources must be paths or Source objects, got {type(s).__name__}")
-        srcs.append(s)
-    plan = [(s, resolve(s, errors == "strict") if s.paths is not None else []) for s in srcs]
-    total = sum(f.size for _, files in plan for f in files) if all(s.paths is not None for s in srcs) else None
-
-    def feed_all(feed: _Feed) -> None:
-        for s, files in plan:
-            if s.paths is None:
-                assert s.texts is not None
-                for text in s.texts:
-                    feed.text(text)
-            for f in files:
-                feed.file(f, s, errors)
-
-    info = [{"name": s.name, "files": len(files), "bytes": sum(f.size for f in files)} for s, files in plan]
+    feed_all, total, info, paths = sources_feed(sources, errors)
     return _train(
         feed_all,
         vocab_size=vocab_size, algorithm=algorithm, min_frequency=min_frequency, special_tokens=special_tokens,
@@ -358,5 +239,5 @@ def train_wordpiece(
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
         handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
         num_threads=num_threads, progress=progress, total_bytes=total, sources=info,
-        input_files={"files": [os.path.basename(f.path) for _, files in plan for f in files]},
+        input_files={"files": [os.path.basename(p) for p in paths]},
     )

@@ -26,6 +26,7 @@ pub mod text;
 pub mod threads;
 pub mod unigram;
 pub mod wordpiece;
+pub mod words;
 
 #[cfg(feature = "python")]
 mod py;

@@ -27,11 +27,14 @@ mod io;
 mod sentencepiece;
 mod training;
 mod wordpiece;
+mod words;
 
 // The `Encoder` class, defined with its methods in `bpe.rs`. The other class files that take or
 // make one (the `base` of continued training, `HfVocab.rank_encoder`, `BatchEncoder`) name it
 // from here.
 use bpe::PyEncoder;
+// The `WordPiece` class (`wordpiece.rs`), whose encoder `WordCounter.encode_stats` (`words.rs`) runs.
+use wordpiece::PyWordPiece;
 
 // The module says it needs the GIL: on a free-threaded CPython (3.13t and later) the
 // interpreter then keeps the GIL on while it is imported. Nothing here has been run without a
@@ -41,7 +44,8 @@ use bpe::PyEncoder;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::add(m)?; // Encoder, and splitting text into pieces
     training::add(m)?; // PieceCounter and the training functions
-    wordpiece::add(m)?; // WordPiece encoding and training
+    wordpiece::add(m)?; // WordPiece encoding
+    words::add(m)?; // word counts, WordPiece and Unigram training
     sentencepiece::add(m)?; // SentencePiece .model files (Unigram, BPE)
     io::add(m)?; // the fast tokenizer.json reader, JSON lines for corpus encoding
     m.add_class::<TextBlock>()?; // documents of JSON lines, read by io, encoded by arrays

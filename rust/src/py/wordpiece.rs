@@ -1,5 +1,5 @@
 //! WordPiece: the `WordPiece` class (BERT normalization, pre-tokenization and WordPiece
-//! encoding), `bert_pre_tokenize`, and the `WordCounter` class that counts words for training.
+//! encoding) and `bert_pre_tokenize` (the `WordCounter` of training is in `words.rs`).
 //!
 //! The lists of `encode_batch_ids` share one int object per id (`ints`), as the `Encoder`'s do.
 //! Inputs of more than `round_bytes` are encoded in rounds with Ctrl-C looked at between them,
@@ -7,7 +7,6 @@
 //! (`WordPiece::cuts`), the texts of a batch are grouped.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -15,7 +14,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyList};
 use rayon::prelude::*;
 
-use super::{batch_rounds, finish, parallel, parallel_batch, round_bytes, to_py, Progress};
+use super::{batch_rounds, parallel_batch, round_bytes, to_py};
 use crate::bpe::encode::Parallel;
 use crate::error::Error;
 use crate::wordpiece::model::{BertOptions, WordPiece};
@@ -23,15 +22,14 @@ use crate::Rank;
 
 pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWordPiece>()?;
-    m.add_class::<PyWordCounter>()?;
     m.add_function(wrap_pyfunction!(bert_pre_tokenize, m)?)?;
     Ok(())
 }
 
 /// A WordPiece model with BERT normalization and pre-tokenization (`wordpiece`).
 #[pyclass(module = "bytepair._core", frozen, name = "WordPiece")]
-struct PyWordPiece {
-    inner: WordPiece,
+pub(super) struct PyWordPiece {
+    pub(super) inner: WordPiece,
     /// one Python int per id, shared by every list returned (no int made per token)
     ints: Vec<Py<PyAny>>,
 }
@@ -370,199 +368,4 @@ fn bert_pre_tokenize(
         lowercase,
     };
     py.detach(|| crate::wordpiece::model::pre_tokenize(&opts, &text))
-}
-
-/// Word counts for WordPiece training, filled batch by batch (`wordpiece_train`).
-#[pyclass(module = "bytepair._core", name = "WordCounter")]
-struct PyWordCounter {
-    counter: crate::wordpiece::train::WordCounter,
-    /// the counts, merged and compacted by the first `train` (counting then ends)
-    words: Option<crate::wordpiece::train::Words>,
-}
-
-impl PyWordCounter {
-    fn counting(&mut self) -> PyResult<&mut crate::wordpiece::train::WordCounter> {
-        if self.words.is_some() {
-            return Err(to_py(Error::Invalid(
-                "this counter was already used for training".into(),
-            )));
-        }
-        Ok(&mut self.counter)
-    }
-
-    fn words(&mut self) -> &crate::wordpiece::train::Words {
-        let counter = &mut self.counter;
-        self.words.get_or_insert_with(|| counter.finish())
-    }
-}
-
-#[pymethods]
-impl PyWordCounter {
-    /// Text matching `split_on` separates words and is not counted. `unit_bytes` and
-    /// `block_bytes` (how texts are cut for the workers and files read) change no count; tests
-    /// make them small.
-    #[new]
-    #[pyo3(signature = (*, clean_text, handle_chinese_chars, strip_accents, lowercase, split_on, unit_bytes = None, block_bytes = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        clean_text: bool,
-        handle_chinese_chars: bool,
-        strip_accents: bool,
-        lowercase: bool,
-        split_on: Vec<String>,
-        unit_bytes: Option<usize>,
-        block_bytes: Option<usize>,
-    ) -> PyResult<Self> {
-        let opts = BertOptions {
-            clean_text,
-            handle_chinese_chars,
-            strip_accents,
-            lowercase,
-        };
-        let counter = crate::wordpiece::train::WordCounter::with_sizes(
-            opts,
-            &split_on,
-            unit_bytes.unwrap_or(crate::wordpiece::train::UNIT_BYTES),
-            block_bytes.unwrap_or(crate::wordpiece::train::BLOCK_BYTES),
-        )
-        .map_err(to_py)?;
-        Ok(PyWordCounter {
-            counter,
-            words: None,
-        })
-    }
-
-    #[pyo3(signature = (texts, *, num_threads = None))]
-    fn add_texts(
-        &mut self,
-        py: Python<'_>,
-        texts: Vec<PyBackedStr>,
-        num_threads: Option<usize>,
-    ) -> PyResult<()> {
-        let threads = parallel(num_threads, None)?.threads;
-        let counter = self.counting()?;
-        py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            counter.add_texts(&refs, threads)
-        })
-        .map_err(to_py)
-    }
-
-    /// Streams a UTF-8 file; `progress(bytes_read)` is called now and then.
-    #[pyo3(signature = (path, *, replace_errors = false, num_threads = None, progress = None))]
-    fn add_file(
-        &mut self,
-        py: Python<'_>,
-        path: &str,
-        replace_errors: bool,
-        num_threads: Option<usize>,
-        progress: Option<Py<PyAny>>,
-    ) -> PyResult<()> {
-        let threads = parallel(num_threads, None)?.threads;
-        let counter = self.counting()?;
-        let raised = Mutex::new(None);
-        let result = py.detach(|| {
-            let mut p = Progress {
-                callback: progress.as_ref(),
-                last: Instant::now(),
-                every: Duration::from_millis(100),
-                raised: &raised,
-            };
-            counter.add_file(path, replace_errors, threads, &mut |n| p.tick(n, false))
-        });
-        finish(result, raised)
-    }
-
-    /// Counts the longest prefix of `data` that ends after whitespace (all of it when `last`);
-    /// returns its length in bytes, and the caller keeps the rest. For streams read in Python
-    /// (compressed files): `source` and `offset` (of `data[0]` in the stream) name bad UTF-8.
-    #[pyo3(signature = (data, *, last, source, offset, replace_errors = false, num_threads = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_bytes(
-        &mut self,
-        py: Python<'_>,
-        data: &[u8],
-        last: bool,
-        source: &str,
-        offset: u64,
-        replace_errors: bool,
-        num_threads: Option<usize>,
-    ) -> PyResult<usize> {
-        let threads = parallel(num_threads, None)?.threads;
-        let counter = self.counting()?;
-        py.detach(|| counter.add_block(data, last, source, offset, replace_errors, threads))
-            .map_err(to_py)
-    }
-
-    /// (bytes, characters, bad UTF-8 sequences replaced) of the text counted.
-    fn text_stats(&self) -> (u64, u64, u64) {
-        let s = self.counter.stats;
-        (s.bytes, s.chars, s.replaced)
-    }
-
-    /// Number of distinct words and total words (merging the counts: counting ends).
-    fn sizes(&mut self) -> (usize, u64) {
-        let words = self.words();
-        (words.len(), words.total())
-    }
-
-    /// What `encoder` makes of the counted words, each weighted by its count: (tokens, unknown
-    /// tokens). Counting ends.
-    #[pyo3(signature = (encoder, *, num_threads = None))]
-    fn encode_stats(
-        &mut self,
-        py: Python<'_>,
-        encoder: PyRef<'_, PyWordPiece>,
-        num_threads: Option<usize>,
-    ) -> PyResult<(u64, u64)> {
-        let threads = parallel(num_threads, None)?.threads;
-        let words = self.words();
-        let wp = &encoder.inner;
-        py.detach(|| words.encode_stats(wp, threads)).map_err(to_py)
-    }
-
-    /// Trains on the counted words: the vocabulary, tokens in id order.
-    #[pyo3(signature = (*, vocab_size, min_frequency, special_tokens, continuing_subword_prefix, algorithm, continuation_order = None, progress = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn train(
-        &mut self,
-        py: Python<'_>,
-        vocab_size: usize,
-        min_frequency: u64,
-        special_tokens: Vec<String>,
-        continuing_subword_prefix: String,
-        algorithm: &str,
-        continuation_order: Option<Vec<String>>,
-        progress: Option<Py<PyAny>>,
-    ) -> PyResult<Vec<String>> {
-        let algorithm = match algorithm {
-            "score" => crate::wordpiece::train::Algorithm::Score,
-            "hf" => crate::wordpiece::train::Algorithm::Hf,
-            other => {
-                return Err(to_py(Error::Invalid(format!(
-                    "algorithm must be \"score\" or \"hf\", got {other:?}"
-                ))))
-            }
-        };
-        let opts = crate::wordpiece::train::TrainOptions {
-            vocab_size,
-            min_frequency,
-            special_tokens: &special_tokens,
-            prefix: &continuing_subword_prefix,
-            algorithm,
-            continuation_order: continuation_order.as_deref(),
-        };
-        let words = self.words();
-        let raised = Mutex::new(None);
-        let result = py.detach(|| {
-            let mut p = Progress {
-                callback: progress.as_ref(),
-                last: Instant::now(),
-                every: Duration::from_millis(200),
-                raised: &raised,
-            };
-            crate::wordpiece::train::train(words, &opts, &mut |n| p.tick(n as u64, false))
-        });
-        finish(result, raised)
-    }
 }

@@ -5,3 +5,5 @@
 
 pub mod model;
 pub mod sample;
+pub mod seeds;
+pub mod train;

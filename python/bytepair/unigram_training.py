@@ -1,0 +1,359 @@
+"""Unigram training: ``train_unigram(sources, ...)`` and ``train_unigram_from_iterator(texts, ...)``.
+
+The algorithm is sentencepiece's (Kudo 2018): each line is normalized as the model will
+normalize it (``normalization``: ``"nmt_nfkc"``, ``"nfkc"`` or ``"identity"``, with
+``add_dummy_prefix`` and ``remove_extra_whitespaces``) and cut into words before each ``▁``;
+distinct words are counted on all cores (``rust/src/words.rs``); the seed pieces are the
+characters covering ``character_coverage`` of the text and the most frequent substrings of the
+distinct words (``rust/src/unigram/seeds.rs``); rounds of EM and pruning shrink them to the size
+(``rust/src/unigram/train.rs``). The result is a :class:`SentencePieceTokenizer` whose ``.model``
+sentencepiece loads and encodes to the same ids.
+
+Pieces never mix scripts (``split_by_unicode_script``; a letter's script is the first word
+of its Unicode name, Han, Hiragana and Katakana counting as one; numbers, punctuation and
+symbols are one common script, marks join any), letters and numbers (``split_by_number``), or hold a digit with anything else (``split_digits``); ``▁`` only
+starts a piece (ends it with ``treat_whitespace_as_suffix``).
+
+Ids: the unknown piece, ``<s>``, ``</s>`` and the pad piece (those not ``None``), the control
+symbols, the user-defined symbols, with ``byte_fallback`` the 256 ``<0xNN>`` pieces, then the
+learned pieces, best score first. ``vocab_size`` counts them all. The result does not depend on
+``num_threads``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from bytepair import _core, _feed, _progress, _spm_proto
+from bytepair._charsmap import charsmap
+from bytepair._feed import Feed, sources_feed
+from bytepair.errors import BytepairError
+from bytepair.sentencepiece import SentencePieceTokenizer
+from bytepair.sources import Source
+from bytepair.tokenizer import _check_threads
+
+__all__ = ["train_unigram", "train_unigram_from_iterator"]
+
+NORMALIZATIONS = ("nmt_nfkc", "nfkc", "identity")
+_MAX_PIECE_LENGTH = 255  # the seed search keeps common prefix lengths in a byte
+
+
+def _int(name: str, value: object, low: int, high: int | None = None) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+        bound = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise BytepairError(f"{name} must be an int {bound}, got {value!r}")
+    return value
+
+
+def _fraction(name: str, value: object, *, closed: bool) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (0 < value <= 1 if closed else 0 < value < 1)
+    if not ok:
+        raise BytepairError(f"{name} must be a number in {'(0, 1]' if closed else '(0, 1)'}, got {value!r}")
+    return float(value)  # type: ignore[arg-type]
+
+
+def _symbols(name: str, value: object) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise BytepairError(f"{name} must be a sequence of str, got {value!r}")
+    out = list(value)
+    for s in out:
+        if not isinstance(s, str) or not s:
+            raise BytepairError(f"{name} must hold non-empty str, got {s!r}")
+    return out
+
+
+def _script(ch: str) -> str:
+    """A character's script, from the first word of its Unicode name (Han, Hiragana and
+    Katakana as one, as sentencepiece does)."""
+    try:
+        word = unicodedata.name(ch).split()[0]
+    except ValueError:
+        return "UNNAMED"
+    if word in ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "IDEOGRAPHIC"):
+        return "HAN"
+    return word
+
+
+def _classes(
+    chars: list[tuple[str, int]], *, by_script: bool, by_number: bool
+) -> tuple[dict[str, int], list[str]]:
+    """Each character's class for the seed rule (0 joins any class), and the digits."""
+    ids: dict[str, int] = {}
+    classes: dict[str, int] = {}
+    digits: list[str] = []
+    for ch, _ in chars:
+        cat = unicodedata.category(ch)
+        if cat == "Nd":
+            digits.append(ch)
+        if cat[0] == "N":
+            # numbers are of the common script (they join punctuation, as in sentencepiece)
+            key = "COMMON" if by_number else None
+        elif cat[0] == "M":
+            key = None  # a mark takes its base character's script
+        elif cat[0] == "L":
+            key = _script(ch) if by_script else None
+        else:
+            key = "COMMON" if by_script else None
+        if key is not None:
+            classes[ch] = ids.setdefault(key, len(ids) + 1)
+    return classes, digits
+
+
+def _train(
+    feed_all: Callable[[Feed], None],
+    *,
+    vocab_size: int,
+    character_coverage: float,
+    max_piece_length: int,
+    split_digits: bool,
+    split_by_unicode_script: bool,
+    split_by_number: bool,
+    byte_fallback: bool,
+    user_defined_symbols: Sequence[str],
+    control_symbols: Sequence[str],
+    unk_piece: str,
+    bos_piece: str | None,
+    eos_piece: str | None,
+    pad_piece: str | None,
+    normalization: str,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    treat_whitespace_as_suffix: bool,
+    seed_size: int,
+    shrinking_factor: float,
+    num_sub_iterations: int,
+    num_threads: int | None,
+    progress: bool | None,
+    total_bytes: int | None,
+    sources: list[dict[str, Any]],
+) -> SentencePieceTokenizer:
+    character_coverage = _fraction("character_coverage", character_coverage, closed=True)
+    shrinking_factor = _fraction("shrinking_factor", shrinking_factor, closed=False)
+    max_piece_length = _int("max_piece_length", max_piece_length, 1, _MAX_PIECE_LENGTH)
+    seed_size = _int("seed_size", seed_size, 1)
+    num_sub_iterations = _int("num_sub_iterations", num_sub_iterations, 1)
+    num_threads = _check_threads(num_threads)
+    if normalization not in NORMALIZATIONS:
+        raise BytepairError(f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}")
+    user = _symbols("user_defined_symbols", user_defined_symbols)
+    control = _symbols("control_symbols", control_symbols)
+    meta: list[tuple[str, int]] = []
+    for role, piece in (("unk", unk_piece), ("bos", bos_piece), ("eos", eos_piece), ("pad", pad_piece)):
+        if piece is None and role == "unk":
+            raise BytepairError("unk_piece must be a non-empty str (a Unigram model needs an unknown piece)")
+        if piece is not None:
+            if not isinstance(piece, str) or not piece:
+                raise BytepairError(f"{role}_piece must be a non-empty str or None, got {piece!r}")
+            meta.append((piece, _spm_proto.UNKNOWN if role == "unk" else _spm_proto.CONTROL))
+    meta += [(s, _spm_proto.CONTROL) for s in control]
+    meta += [(s, _spm_proto.USER_DEFINED) for s in user]
+    if byte_fallback:
+        meta += [(f"<0x{b:02X}>", _spm_proto.BYTE) for b in range(256)]
+    seen: set[str] = set()
+    for piece, _ in meta:
+        if piece in seen:
+            raise BytepairError(f"the piece {piece!r} is given twice (special pieces and symbols must be distinct)")
+        seen.add(piece)
+    vocab_size = _int("vocab_size", vocab_size, len(meta) + 1, 2**31 - 1)
+
+    blob = b"" if normalization == "identity" else charsmap(normalization)
+    counter = _core.WordCounter.sentencepiece(
+        charsmap=blob,
+        add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces,
+        escape_whitespaces=True,
+        treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+        user_defined_symbols=user,
+        unit_bytes=_feed._UNIT_BYTES,
+        block_bytes=_feed._BLOCK_BYTES,
+    )
+    show = _progress.wanted(progress)
+    bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
+    started = time.perf_counter()
+    feed = Feed(counter, num_threads, bar)
+    feed_all(feed)
+    feed.flush()
+    if bar:
+        bar.close()
+    counted = time.perf_counter() - started
+    chars = counter.char_counts()
+    classes, digits = _classes(chars, by_script=split_by_unicode_script, by_number=split_by_number)
+    wanted = vocab_size - len(meta)
+    step_bar = _progress.Progress("pruning", total=None, unit="pieces") if show else None
+    learned, record = counter.train_unigram(
+        pieces=wanted,
+        character_coverage=character_coverage,
+        max_piece_length=max_piece_length,
+        seed_size=seed_size,
+        shrinking_factor=shrinking_factor,
+        sub_iterations=num_sub_iterations,
+        treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+        classes=classes,
+        alone=digits if split_digits else [],
+        num_threads=num_threads,
+        progress=step_bar.update if step_bar else None,
+    )
+    if step_bar:
+        step_bar.close()
+    learned = [(p, s) for p, s in learned if p not in seen]
+    if len(learned) < wanted:
+        warnings.warn(
+            f"the corpus gives {len(learned)} pieces, fewer than the {wanted} asked for: the model has "
+            f"{len(meta) + len(learned)} pieces, not vocab_size={vocab_size}",
+            stacklevel=3,
+        )
+    pieces = [(p, 0.0, kind) for p, kind in meta] + [(p, s, _spm_proto.NORMAL) for p, s in learned]
+    ids = {p: i for i, (p, _, _) in enumerate(pieces)}
+    trainer: dict[str, Any] = {
+        "model_type": 1,
+        "vocab_size": len(pieces),
+        "character_coverage": character_coverage,
+        "seed_sentencepiece_size": seed_size,
+        "shrinking_factor": shrinking_factor,
+        "num_sub_iterations": num_sub_iterations,
+        "max_sentencepiece_length": max_piece_length,
+        "split_by_unicode_script": split_by_unicode_script,
+        "split_by_number": split_by_number,
+        "treat_whitespace_as_suffix": treat_whitespace_as_suffix,
+        "split_digits": split_digits,
+        "control_symbols": control,
+        "user_defined_symbols": user,
+        "byte_fallback": byte_fallback,
+        "unk_id": ids[unk_piece],
+        "bos_id": -1 if bos_piece is None else ids[bos_piece],
+        "eos_id": -1 if eos_piece is None else ids[eos_piece],
+        "pad_id": -1 if pad_piece is None else ids[pad_piece],
+        "unk_piece": unk_piece,
+        "bos_piece": bos_piece or "<s>",
+        "eos_piece": eos_piece or "</s>",
+        "pad_piece": pad_piece or "<pad>",
+    }
+    normalizer = {
+        "name": normalization,
+        "precompiled_charsmap": blob,
+        "add_dummy_prefix": add_dummy_prefix,
+        "remove_extra_whitespaces": remove_extra_whitespaces,
+        "escape_whitespaces": True,
+    }
+    tok = SentencePieceTokenizer.from_bytes(_spm_proto.model_bytes(pieces, trainer, normalizer), name="<trained>")
+    distinct, words = counter.sizes()
+    n_bytes, n_chars, replaced = counter.text_stats()
+    from bytepair import __version__
+
+    tok._training = {
+        "model": "unigram",
+        "vocab_size": vocab_size,
+        "pieces": len(pieces),
+        "distinct_words": distinct,
+        "words": words,
+        "characters": n_chars,
+        "text_bytes": n_bytes,
+        "replaced_bytes": replaced + feed.replaced,
+        "required_chars": record["required_chars"],
+        "seed_pieces": record["seeds"],
+        "rounds": [{"pieces": n, "objective": round(obj, 6)} for n, obj in record["rounds"]],
+        "sources": sources,
+        "seconds": {"counting": round(counted, 3), "total": round(time.perf_counter() - started, 3)},
+        "bytepair_version": __version__,
+    }
+    return tok
+
+
+def train_unigram_from_iterator(
+    texts: Iterable[str],
+    *,
+    vocab_size: int,
+    character_coverage: float = 0.9995,
+    max_piece_length: int = 16,
+    split_digits: bool = False,
+    split_by_unicode_script: bool = True,
+    split_by_number: bool = True,
+    byte_fallback: bool = False,
+    user_defined_symbols: Sequence[str] = (),
+    control_symbols: Sequence[str] = (),
+    unk_piece: str = "<unk>",
+    bos_piece: str | None = "<s>",
+    eos_piece: str | None = "</s>",
+    pad_piece: str | None = None,
+    normalization: str = "nmt_nfkc",
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = True,
+    treat_whitespace_as_suffix: bool = False,
+    seed_size: int = 1_000_000,
+    shrinking_factor: float = 0.75,
+    num_sub_iterations: int = 2,
+    num_threads: int | None = None,
+    progress: bool | None = None,
+) -> SentencePieceTokenizer:
+    """Trains a Unigram model on an iterable of ``str`` documents, each line a sentence (see the
+    module docstring). Options have sentencepiece's meaning and defaults (``max_piece_length`` is
+    its ``max_sentencepiece_length``, ``seed_size`` its ``seed_sentencepiece_size``)."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("train_unigram_from_iterator() takes an iterable of texts, not one str")
+
+    def feed_all(feed: Feed) -> None:
+        for text in texts:
+            feed.text(text)
+
+    return _train(
+        feed_all,
+        vocab_size=vocab_size, character_coverage=character_coverage, max_piece_length=max_piece_length,
+        split_digits=split_digits, split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
+        byte_fallback=byte_fallback, user_defined_symbols=user_defined_symbols, control_symbols=control_symbols,
+        unk_piece=unk_piece, bos_piece=bos_piece, eos_piece=eos_piece, pad_piece=pad_piece,
+        normalization=normalization, add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces, treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+        seed_size=seed_size, shrinking_factor=shrinking_factor, num_sub_iterations=num_sub_iterations,
+        num_threads=num_threads, progress=progress, total_bytes=None, sources=[{"name": "texts"}],
+    )
+
+
+def train_unigram(
+    sources: str | os.PathLike[str] | Source | Iterable[str | os.PathLike[str]] | Iterable[Source],
+    *,
+    vocab_size: int,
+    character_coverage: float = 0.9995,
+    max_piece_length: int = 16,
+    split_digits: bool = False,
+    split_by_unicode_script: bool = True,
+    split_by_number: bool = True,
+    byte_fallback: bool = False,
+    user_defined_symbols: Sequence[str] = (),
+    control_symbols: Sequence[str] = (),
+    unk_piece: str = "<unk>",
+    bos_piece: str | None = "<s>",
+    eos_piece: str | None = "</s>",
+    pad_piece: str | None = None,
+    normalization: str = "nmt_nfkc",
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = True,
+    treat_whitespace_as_suffix: bool = False,
+    seed_size: int = 1_000_000,
+    shrinking_factor: float = 0.75,
+    num_sub_iterations: int = 2,
+    errors: str = "strict",
+    num_threads: int | None = None,
+    progress: bool | None = None,
+) -> SentencePieceTokenizer:
+    """Trains a Unigram model on files (paths, globs, directories, ``.jsonl``, ``.gz``, ``.zst``,
+    Parquet: see :class:`bytepair.Source`) or :class:`Source` objects, all counted together.
+    Other options as :func:`train_unigram_from_iterator`."""
+    if errors not in ("strict", "replace"):
+        raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
+    feed_all, total, info, _ = sources_feed(sources, errors)
+    return _train(
+        feed_all,
+        vocab_size=vocab_size, character_coverage=character_coverage, max_piece_length=max_piece_length,
+        split_digits=split_digits, split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
+        byte_fallback=byte_fallback, user_defined_symbols=user_defined_symbols, control_symbols=control_symbols,
+        unk_piece=unk_piece, bos_piece=bos_piece, eos_piece=eos_piece, pad_piece=pad_piece,
+        normalization=normalization, add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces, treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+        seed_size=seed_size, shrinking_factor=shrinking_factor, num_sub_iterations=num_sub_iterations,
+        num_threads=num_threads, progress=progress, total_bytes=total, sources=info,
+    )
