@@ -193,9 +193,10 @@ def add_train_options(train: argparse.ArgumentParser) -> None:
     """``bytepair train``'s WordPiece options."""
     train.add_argument(
         "--model",
-        choices=["bpe", "wordpiece"],
+        choices=["bpe", "wordpiece", "unigram"],
         default="bpe",
-        help="byte-level BPE (default) or WordPiece with BERT normalization ([PAD] [UNK] [CLS] [SEP] [MASK] first)",
+        help="byte-level BPE (default), WordPiece with BERT normalization ([PAD] [UNK] [CLS] [SEP] [MASK] first) "
+        "or a SentencePiece Unigram model written as a .model file (see the Unigram options)",
     )
     train.add_argument(
         "--algorithm",

@@ -93,6 +93,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
         args.vocab_size = SAMPLE_VOCAB_SIZE
     _check_output(args.output)
+    from bytepair.cli import _unigram
+
+    if args.model == "unigram":
+        _unigram.check_train_args(args)
+    else:
+        _unigram.check_not_unigram(args)
     if args.model == "wordpiece" and (args.tie_break != "lexicographic" or args.trace):
         parser.error("--tie-break and --trace are options of BPE training (--model bpe)")
     if args.model == "wordpiece":
@@ -129,6 +135,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             from bytepair.cli import _wordpiece
 
             return _wordpiece.run_train(args, sources, names)
+        if args.model == "unigram":  # a SentencePiece Unigram .model, trained in cli/_unigram.py
+            return _unigram.run_train(args, sources, names)
         started = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -284,7 +292,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=Formatter,
         help="train a tokenizer on text files",
         description="""\
-Train a byte-level BPE tokenizer and write it to one JSON file.
+Train a byte-level BPE tokenizer and write it to one JSON file (--model
+wordpiece: a WordPiece one; --model unigram: a SentencePiece Unigram .model).
 
 Input: files, globs or directories of UTF-8 text (.txt and other text, .jsonl
 with one document per line; either may be .gz or .zst compressed), as one
@@ -299,7 +308,8 @@ examples:
   {PROG} train 'data/**/*.jsonl.gz' --vocab-size 50257 --pattern gpt2 --special '<|endoftext|>' -o gpt2ish.json
   {PROG} train --source en='en/*.txt' --source zh='zh/*.txt' --alpha 0.3 --vocab-size 65536 -o mix.json
   {PROG} train more.txt --base tok.json --vocab-size 40000 -o tok2.json   # continue training
-  {PROG} train --sample --vocab-size 1000 -o shakespeare.json   # the bundled Shakespeare sample""",
+  {PROG} train --sample --vocab-size 1000 -o shakespeare.json   # the bundled Shakespeare sample
+  {PROG} train corpus.txt --model unigram --vocab-size 8000 --byte-fallback -o tok.model   # as spm_train""",
     )
     train.add_argument(
         "files",
@@ -328,7 +338,8 @@ examples:
         help=f"train on the Shakespeare sample shipped with bytepair (vocab size {SAMPLE_VOCAB_SIZE} unless given)",
     )
     train.add_argument(
-        "-o", "--output", required=True, metavar="TOK.json", help="where to write the tokenizer (required)"
+        "-o", "--output", required=True, metavar="TOK.json",
+        help="where to write the tokenizer (required; with --model unigram a .model file, e.g. tok.model)"
     )
     train.add_argument(
         "--vocab-size",
@@ -366,7 +377,8 @@ examples:
     train.add_argument(
         "--normalization",
         metavar="N",
-        help="nfc, nfkc, lowercase, or steps joined by + (e.g. nfkc+lowercase); applied again at encode time",
+        help="nfc, nfkc, lowercase, or steps joined by + (e.g. nfkc+lowercase); applied again at encode time. "
+        "--model unigram: nmt_nfkc (default), nfkc or identity, as spm_train's --normalization_rule_name",
     )
     train.add_argument(
         "--special",
@@ -453,8 +465,9 @@ examples:
         "(replayed on the training text, as a training notebook prints them)",
     )
     train.add_argument("--trace-top", type=positive, default=5, metavar="K", help="pairs shown per round with --trace (default 5)")
-    # --model (bpe or wordpiece) and the WordPiece options
-    from bytepair.cli._wordpiece import add_train_options
+    # --model (bpe, wordpiece or unigram), the WordPiece options and the Unigram options
+    from bytepair.cli import _unigram, _wordpiece
 
-    add_train_options(train)
+    _wordpiece.add_train_options(train)
+    _unigram.add_train_options(train)
     train.set_defaults(run=run, subparser=train)
