@@ -36,7 +36,12 @@ from bytepair.sources import Source
 from bytepair.surgery import Residues, Surgery, extend, graft, prune, residues
 from bytepair.tokenizer import StreamDecoder, Tokenizer
 from bytepair.training import sources_table, train, train_from_counts, train_from_iterator
-from bytepair.unigram_training import train_unigram, train_unigram_from_iterator
+from bytepair.sentencepiece_training import (
+    train_sentencepiece,
+    train_sentencepiece_from_iterator,
+    train_unigram,
+    train_unigram_from_iterator,
+)
 from bytepair.wordpiece import WordPieceTokenizer
 from bytepair.wordpiece_training import train_wordpiece, train_wordpiece_from_iterator
 
@@ -121,6 +126,8 @@ __all__ = [
     "train",
     "train_from_counts",
     "train_from_iterator",
+    "train_sentencepiece",
+    "train_sentencepiece_from_iterator",
     "train_unigram",
     "train_unigram_from_iterator",
     "train_wordpiece",

@@ -251,9 +251,10 @@ class WordCounter:
         block_bytes: int | None = None,
     ) -> WordCounter: ...
     def char_counts(self) -> list[tuple[str, int]]: ...
-    def train_unigram(
+    def train_sentencepiece(
         self,
         *,
+        model_type: str,
         pieces: int,
         character_coverage: float,
         max_piece_length: int,

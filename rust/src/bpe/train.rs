@@ -76,6 +76,9 @@ pub enum TieBreak {
     /// 256 bytes are numbered by the code point of their GPT-2 character and each merge comes
     /// after them, in order. Meaningful when training starts from bytes.
     Hf,
+    /// SentencePiece's BPE trainer: the pair whose token has fewer characters, then the
+    /// smaller token bytes (then `Lexicographic`, for two pairs making the same token).
+    Shortest,
 }
 
 impl TieBreak {
@@ -140,6 +143,23 @@ impl<C: Count> PairHeap<C> {
             TieBreak::Hf => {
                 let id = |t: Rank| self.hf.get(t as usize).copied().unwrap_or(t);
                 (id(al), id(ar)) < (id(bl), id(br))
+            }
+            TieBreak::Shortest => {
+                let chars = |t: &[u8]| t.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                let (al, ar, bl, br) = (
+                    &vocab[al as usize],
+                    &vocab[ar as usize],
+                    &vocab[bl as usize],
+                    &vocab[br as usize],
+                );
+                let (na, nb) = (chars(al) + chars(ar), chars(bl) + chars(br));
+                if na != nb {
+                    return na < nb;
+                }
+                match al.iter().chain(ar.iter()).cmp(bl.iter().chain(br.iter())) {
+                    std::cmp::Ordering::Equal => (al, ar) > (bl, br),
+                    o => o == std::cmp::Ordering::Less,
+                }
             }
             TieBreak::First => false,
         }
@@ -308,6 +328,9 @@ pub struct TrainOptions {
     pub max_token_length: Option<usize>,
     /// Which of the pairs of equal count is merged.
     pub tie_break: TieBreak,
+    /// `max_token_length` counts characters (UTF-8 sequences) rather than bytes
+    /// (SentencePiece's `max_sentencepiece_length`).
+    pub count_chars: bool,
 }
 
 /// Where training starts when it continues an existing tokenizer.
@@ -407,9 +430,15 @@ fn run<C: Count>(
     let max_len = opts.max_token_length.unwrap_or(usize::MAX);
     // A pair whose token would be too long is never pushed: its bytes never change, so it can
     // never become allowed later.
+    let chars = |t: &[u8]| t.iter().filter(|&&b| b & 0xc0 != 0x80).count();
     let allowed = |k: u64, vocab: &[Vec<u8>]| {
         let (a, b) = unkey(k);
-        vocab[a as usize].len() + vocab[b as usize].len() <= max_len
+        let (a, b) = (&vocab[a as usize], &vocab[b as usize]);
+        if opts.count_chars {
+            chars(a) + chars(b) <= max_len
+        } else {
+            a.len() + b.len() <= max_len
+        }
     };
 
     let mut pair_count: FxHashMap<u64, C> = FxHashMap::default();
@@ -692,6 +721,7 @@ mod tests {
             min_frequency,
             max_token_length: None,
             tie_break: TieBreak::Lexicographic,
+            count_chars: false,
         };
         train(pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap()
     }
@@ -746,6 +776,7 @@ mod tests {
                 min_frequency: 1,
                 max_token_length: None,
                 tie_break: TieBreak::Lexicographic,
+                count_chars: false,
             };
             let t = train_from(None, pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
             let mut want = vec![0u64; 256 + t.merges.len()];
@@ -783,6 +814,7 @@ mod tests {
                 min_frequency: 1,
                 max_token_length: None,
                 tie_break: TieBreak::Lexicographic,
+                count_chars: false,
             };
             let t =
                 train_from(Some(&base), pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
@@ -816,6 +848,7 @@ mod tests {
                 min_frequency: 1,
                 max_token_length: Some(n),
                 tie_break: TieBreak::Lexicographic,
+                count_chars: false,
             };
             let m = train(pieces.iter().copied(), &opts, &mut |_| Ok(())).unwrap();
             let vocab = bytes_of(&m);
@@ -901,6 +934,7 @@ mod tests {
             min_frequency: 1,
             max_token_length: None,
             tie_break,
+            count_chars: false,
         };
         // "cd" and "ab" tie; "ab" is in the earlier piece, "cd" has the greater bytes.
         let pieces: Vec<(&[u8], u64)> = vec![(b"xab", 1), (b"cd", 1)];

@@ -243,6 +243,7 @@ impl PyPieceCounter {
             min_frequency,
             max_token_length,
             tie_break: tie,
+            count_chars: false,
         };
         let (learned, distinct, _, _) = train_maps(
             py,
@@ -440,6 +441,7 @@ fn train_counters(
         min_frequency,
         max_token_length,
         tie_break: tie,
+        count_chars: false,
     };
     train_maps(
         py,
@@ -493,6 +495,7 @@ fn train_from_counts(
             min_frequency,
             max_token_length,
             tie_break: tie,
+            count_chars: false,
         };
         return py
             .detach(|| {
@@ -518,6 +521,7 @@ fn train_from_counts(
         min_frequency,
         max_token_length,
         tie_break: tie,
+        count_chars: false,
     };
     train_maps(py, vec![(map, 1)], 1, &opts, base.as_ref(), None).map(|(m, _, _, _)| m)
 }

@@ -162,14 +162,16 @@ impl PyWordCounter {
         py.detach(|| crate::unigram::train::char_counts(words))
     }
 
-    /// Trains a Unigram model on the counted words (`unigram::train`): its normal pieces with
-    /// their scores, best first, and a record of the training. `progress(pieces)` is called
-    /// at each step with the size of the model.
-    #[pyo3(signature = (*, pieces, character_coverage, max_piece_length, seed_size, shrinking_factor, sub_iterations, treat_whitespace_as_suffix, classes, alone, num_threads = None, progress = None))]
+    /// Trains a SentencePiece model on the counted words, `model_type` "unigram"
+    /// (`unigram::train`) or "bpe" (`bpe::spm_train`): its normal pieces with their scores, in
+    /// id order, and a record of the training. `progress(pieces)` is called at each step with
+    /// the size of the model.
+    #[pyo3(signature = (*, model_type, pieces, character_coverage, max_piece_length, seed_size, shrinking_factor, sub_iterations, treat_whitespace_as_suffix, classes, alone, num_threads = None, progress = None))]
     #[allow(clippy::too_many_arguments)]
-    fn train_unigram<'py>(
+    fn train_sentencepiece<'py>(
         &mut self,
         py: Python<'py>,
+        model_type: &str,
         pieces: usize,
         character_coverage: f64,
         max_piece_length: usize,
@@ -183,6 +185,15 @@ impl PyWordCounter {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<(Learned, Bound<'py, PyDict>)> {
         let threads = parallel(num_threads, None)?.threads;
+        let train = match model_type {
+            "unigram" => crate::unigram::train::train,
+            "bpe" => crate::bpe::spm_train::train,
+            other => {
+                return Err(to_py(Error::Invalid(format!(
+                    "model_type must be \"unigram\" or \"bpe\", got {other:?}"
+                ))))
+            }
+        };
         let opts = crate::unigram::train::Options {
             pieces,
             character_coverage,
@@ -201,10 +212,10 @@ impl PyWordCounter {
             let mut p = Progress {
                 callback: progress.as_ref(),
                 last: Instant::now(),
-                every: Duration::from_millis(0),
+                every: Duration::from_millis(100),
                 raised: &raised,
             };
-            crate::unigram::train::train(words, &opts, &mut |_, n| p.tick(n as u64, true))
+            train(words, &opts, &mut |_, n| p.tick(n as u64, false))
         });
         let trained = finish(result, raised)?;
         let info = PyDict::new(py);

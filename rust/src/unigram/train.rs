@@ -129,6 +129,22 @@ pub fn char_counts(words: &Words) -> Vec<(char, u64)> {
     v
 }
 
+/// The most frequent characters (of `char_counts`) until they cover `coverage` of the text:
+/// every piece is made of them.
+pub fn required_chars(chars: &[(char, u64)], coverage: f64) -> Vec<(char, u64)> {
+    let total: u64 = chars.iter().map(|c| c.1).sum();
+    let mut covered = 0u64;
+    let mut required = Vec::new();
+    for &(ch, c) in chars {
+        if total == 0 || covered as f64 / total as f64 >= coverage {
+            break;
+        }
+        covered += c;
+        required.push((ch, c));
+    }
+    required
+}
+
 const SCALE: f64 = (1u64 << 24) as f64;
 /// Words per unit of parallel work.
 const CHUNK: usize = 512;
@@ -394,17 +410,7 @@ pub fn train(
     let threads = opts.threads.max(1);
     // characters: those covering `character_coverage` of the text are required (always
     // pieces); the rest are rare, in no seed
-    let chars = char_counts(words);
-    let total: u64 = chars.iter().map(|c| c.1).sum();
-    let mut covered = 0u64;
-    let mut required: Vec<(char, u64)> = Vec::new();
-    for &(ch, c) in &chars {
-        if total == 0 || covered as f64 / total as f64 >= opts.character_coverage {
-            break;
-        }
-        covered += c;
-        required.push((ch, c));
-    }
+    let required = required_chars(&char_counts(words), opts.character_coverage);
     let ids: FxHashMap<char, u32> = required
         .iter()
         .enumerate()

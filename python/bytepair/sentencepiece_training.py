@@ -1,13 +1,17 @@
-"""Unigram training: ``train_unigram(sources, ...)`` and ``train_unigram_from_iterator(texts, ...)``.
+"""SentencePiece training: ``train_sentencepiece(sources, *, model_type=...)`` and
+``train_sentencepiece_from_iterator(texts, ...)`` for Unigram (``model_type="unigram"``, also
+``train_unigram`` / ``train_unigram_from_iterator``) and SentencePiece's BPE (``"bpe"``).
 
-The algorithm is sentencepiece's (Kudo 2018): each line is normalized as the model will
+Unigram is sentencepiece's algorithm (Kudo 2018): each line is normalized as the model will
 normalize it (``normalization``: ``"nmt_nfkc"``, ``"nfkc"`` or ``"identity"``, with
 ``add_dummy_prefix`` and ``remove_extra_whitespaces``) and cut into words before each ``▁``;
 distinct words are counted on all cores (``rust/src/words.rs``); the seed pieces are the
 characters covering ``character_coverage`` of the text and the most frequent substrings of the
 distinct words (``rust/src/unigram/seeds.rs``); rounds of EM and pruning shrink them to the size
-(``rust/src/unigram/train.rs``). The result is a :class:`SentencePieceTokenizer` whose ``.model``
-sentencepiece loads and encodes to the same ids.
+(``rust/src/unigram/train.rs``). BPE counts the same words and merges the most frequent pair of
+adjacent pieces, character by character (``rust/src/bpe/spm_train.rs``); its pieces are scored by
+the order they were learned in, as sentencepiece's BPE models are. The result is a
+:class:`SentencePieceTokenizer` whose ``.model`` sentencepiece loads and encodes to the same ids.
 
 Pieces never mix scripts (``split_by_unicode_script``; a letter's script is the first word
 of its Unicode name, Han, Hiragana and Katakana counting as one; numbers, punctuation and
@@ -37,7 +41,9 @@ from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.sources import Source
 from bytepair.tokenizer import _check_threads
 
-__all__ = ["train_unigram", "train_unigram_from_iterator"]
+__all__ = ["train_sentencepiece", "train_sentencepiece_from_iterator", "train_unigram", "train_unigram_from_iterator"]
+
+MODEL_TYPES = {"unigram": 1, "bpe": 2}
 
 NORMALIZATIONS = ("nmt_nfkc", "nfkc", "identity")
 _MAX_PIECE_LENGTH = 255  # the seed search keeps common prefix lengths in a byte
@@ -107,6 +113,7 @@ def _classes(
 def _train(
     feed_all: Callable[[Feed], None],
     *,
+    model_type: str,
     vocab_size: int,
     character_coverage: float,
     max_piece_length: int,
@@ -132,6 +139,15 @@ def _train(
     total_bytes: int | None,
     sources: list[dict[str, Any]],
 ) -> SentencePieceTokenizer:
+    if model_type not in MODEL_TYPES:
+        raise BytepairError(f'model_type must be "unigram" or "bpe", got {model_type!r}')
+    if model_type == "bpe":
+        for name, value, default in (
+            ("seed_size", seed_size, 1_000_000), ("shrinking_factor", shrinking_factor, 0.75),
+            ("num_sub_iterations", num_sub_iterations, 2),
+        ):
+            if value != default:
+                raise BytepairError(f'{name} is an option of Unigram training, not of model_type="bpe"')
     character_coverage = _fraction("character_coverage", character_coverage, closed=True)
     shrinking_factor = _fraction("shrinking_factor", shrinking_factor, closed=False)
     max_piece_length = _int("max_piece_length", max_piece_length, 1, _MAX_PIECE_LENGTH)
@@ -184,8 +200,10 @@ def _train(
     chars = counter.char_counts()
     classes, digits = _classes(chars, by_script=split_by_unicode_script, by_number=split_by_number)
     wanted = vocab_size - len(meta)
-    step_bar = _progress.Progress("pruning", total=None, unit="pieces") if show else None
-    learned, record = counter.train_unigram(
+    label = "pruning" if model_type == "unigram" else "merging"
+    step_bar = _progress.Progress(label, total=None, unit="pieces") if show else None
+    learned, record = counter.train_sentencepiece(
+        model_type=model_type,
         pieces=wanted,
         character_coverage=character_coverage,
         max_piece_length=max_piece_length,
@@ -210,7 +228,7 @@ def _train(
     pieces = [(p, 0.0, kind) for p, kind in meta] + [(p, s, _spm_proto.NORMAL) for p, s in learned]
     ids = {p: i for i, (p, _, _) in enumerate(pieces)}
     trainer: dict[str, Any] = {
-        "model_type": 1,
+        "model_type": MODEL_TYPES[model_type],
         "vocab_size": len(pieces),
         "character_coverage": character_coverage,
         "seed_sentencepiece_size": seed_size,
@@ -246,7 +264,7 @@ def _train(
     from bytepair import __version__
 
     tok._training = {
-        "model": "unigram",
+        "model": model_type,
         "vocab_size": vocab_size,
         "pieces": len(pieces),
         "distinct_words": distinct,
@@ -264,10 +282,11 @@ def _train(
     return tok
 
 
-def train_unigram_from_iterator(
+def train_sentencepiece_from_iterator(
     texts: Iterable[str],
     *,
     vocab_size: int,
+    model_type: str = "unigram",
     character_coverage: float = 0.9995,
     max_piece_length: int = 16,
     split_digits: bool = False,
@@ -290,11 +309,13 @@ def train_unigram_from_iterator(
     num_threads: int | None = None,
     progress: bool | None = None,
 ) -> SentencePieceTokenizer:
-    """Trains a Unigram model on an iterable of ``str`` documents, each line a sentence (see the
-    module docstring). Options have sentencepiece's meaning and defaults (``max_piece_length`` is
-    its ``max_sentencepiece_length``, ``seed_size`` its ``seed_sentencepiece_size``)."""
+    """Trains a SentencePiece model (``model_type`` ``"unigram"`` or ``"bpe"``) on an iterable of
+    ``str`` documents, each line a sentence (see the module docstring). Options have
+    sentencepiece's meaning and defaults (``max_piece_length`` is its
+    ``max_sentencepiece_length``, ``seed_size`` its ``seed_sentencepiece_size``; ``seed_size``,
+    ``shrinking_factor`` and ``num_sub_iterations`` are Unigram's)."""
     if isinstance(texts, (str, bytes)):
-        raise TypeError("train_unigram_from_iterator() takes an iterable of texts, not one str")
+        raise TypeError("training takes an iterable of texts, not one str")
 
     def feed_all(feed: Feed) -> None:
         for text in texts:
@@ -302,6 +323,7 @@ def train_unigram_from_iterator(
 
     return _train(
         feed_all,
+        model_type=model_type,
         vocab_size=vocab_size, character_coverage=character_coverage, max_piece_length=max_piece_length,
         split_digits=split_digits, split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
         byte_fallback=byte_fallback, user_defined_symbols=user_defined_symbols, control_symbols=control_symbols,
@@ -313,10 +335,11 @@ def train_unigram_from_iterator(
     )
 
 
-def train_unigram(
+def train_sentencepiece(
     sources: str | os.PathLike[str] | Source | Iterable[str | os.PathLike[str]] | Iterable[Source],
     *,
     vocab_size: int,
+    model_type: str = "unigram",
     character_coverage: float = 0.9995,
     max_piece_length: int = 16,
     split_digits: bool = False,
@@ -340,14 +363,15 @@ def train_unigram(
     num_threads: int | None = None,
     progress: bool | None = None,
 ) -> SentencePieceTokenizer:
-    """Trains a Unigram model on files (paths, globs, directories, ``.jsonl``, ``.gz``, ``.zst``,
-    Parquet: see :class:`bytepair.Source`) or :class:`Source` objects, all counted together.
-    Other options as :func:`train_unigram_from_iterator`."""
+    """Trains a SentencePiece model on files (paths, globs, directories, ``.jsonl``, ``.gz``,
+    ``.zst``, Parquet: see :class:`bytepair.Source`) or :class:`Source` objects, all counted
+    together. Other options as :func:`train_sentencepiece_from_iterator`."""
     if errors not in ("strict", "replace"):
         raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
     feed_all, total, info, _ = sources_feed(sources, errors)
     return _train(
         feed_all,
+        model_type=model_type,
         vocab_size=vocab_size, character_coverage=character_coverage, max_piece_length=max_piece_length,
         split_digits=split_digits, split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
         byte_fallback=byte_fallback, user_defined_symbols=user_defined_symbols, control_symbols=control_symbols,
@@ -357,3 +381,19 @@ def train_unigram(
         seed_size=seed_size, shrinking_factor=shrinking_factor, num_sub_iterations=num_sub_iterations,
         num_threads=num_threads, progress=progress, total_bytes=total, sources=info,
     )
+
+
+def train_unigram(
+    sources: str | os.PathLike[str] | Source | Iterable[str | os.PathLike[str]] | Iterable[Source],
+    *,
+    vocab_size: int,
+    **options: Any,
+) -> SentencePieceTokenizer:
+    """Trains a Unigram model: :func:`train_sentencepiece` with ``model_type="unigram"``."""
+    return train_sentencepiece(sources, vocab_size=vocab_size, model_type="unigram", **options)
+
+
+def train_unigram_from_iterator(texts: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceTokenizer:
+    """Trains a Unigram model on texts: :func:`train_sentencepiece_from_iterator` with
+    ``model_type="unigram"``."""
+    return train_sentencepiece_from_iterator(texts, vocab_size=vocab_size, model_type="unigram", **options)

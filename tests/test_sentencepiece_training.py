@@ -1,6 +1,7 @@
-"""Unigram training (bytepair.train_unigram): the model sentencepiece loads, its ids, its layout,
-its rules for pieces, compression against sentencepiece's own trainer on the same text, and a
-result that depends on neither the thread count nor how the text was cut."""
+"""SentencePiece training (bytepair.train_unigram, train_sentencepiece(model_type="bpe")): the
+model sentencepiece loads, its ids, its layout, its rules for pieces, compression against
+sentencepiece's own trainer on the same text (BPE: the same model, piece for piece, on prose),
+and a result that depends on neither the thread count nor how the text was cut."""
 
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ def trained(corpus: str) -> dict[str, SentencePieceTokenizer]:
         ),
         "suffix": bytepair.train_unigram(corpus, vocab_size=800, treat_whitespace_as_suffix=True, normalization="nfkc"),
         "spaces": bytepair.train_unigram(corpus, vocab_size=800, remove_extra_whitespaces=False),
+        "bpe": bytepair.train_sentencepiece(corpus, vocab_size=1000, model_type="bpe"),
+        "bpe_bytes": bytepair.train_sentencepiece(
+            corpus, vocab_size=1000, model_type="bpe", byte_fallback=True, split_digits=True,
+            user_defined_symbols=["<sep>"], normalization="identity",
+        ),
     }
     return out
 
@@ -68,6 +74,7 @@ def test_sentencepiece_loads_the_model_and_gives_its_ids(trained: dict[str, Sent
 
 
 def test_size_and_layout(trained: dict[str, SentencePieceTokenizer]) -> None:
+    assert trained["bpe"].model_type == "bpe" and len(trained["bpe"]) == 1000
     tok = trained["default"]
     assert len(tok) == 1000 and tok.model_type == "unigram"
     assert [tok.id_to_token(i) for i in range(3)] == ["<unk>", "<s>", "</s>"]
@@ -110,7 +117,7 @@ def test_pieces_follow_the_rules(trained: dict[str, SentencePieceTokenizer]) -> 
             assert "▁" not in inner, (name, piece)
             scripts = {s for s in map(script, piece.replace("▁", "")) if s is not None}
             assert len(scripts) <= 1, (name, piece)
-            if name == "bytes" and len(piece) > 1:
+            if name in ("bytes", "bpe_bytes") and len(piece) > 1:
                 assert not any(unicodedata.category(c) == "Nd" for c in piece), piece
 
 
@@ -155,6 +162,39 @@ def test_compresses_as_well_as_sentencepiece(corpus: str, vocab: int) -> None:
     assert ours_bpt >= 0.98 * theirs_bpt, (ours_bpt, theirs_bpt)
 
 
+@pytest.mark.parametrize("normalization", ["identity", "nmt_nfkc"])
+def test_bpe_is_sentencepieces_own_model_on_prose(tmp_path: Any, normalization: str) -> None:
+    """On prose, SentencePiece BPE training gives sentencepiece's own trainer's model: the same
+    pieces with the same scores in the same order (ties: the shorter piece, then the smaller)."""
+    path = tmp_path / "prose.txt"
+    with open(bytepair.__path__[0] + "/data/tinyshakespeare.txt", encoding="utf-8") as f:
+        path.write_text(f.read()[:300_000], encoding="utf-8")
+    ours = bytepair.train_sentencepiece(str(path), vocab_size=1500, model_type="bpe", normalization=normalization)
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        input=str(path), model_writer=model, vocab_size=1500, model_type="bpe",
+        normalization_rule_name=normalization, num_threads=1, minloglevel=2,
+    )
+    theirs = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    assert [(p, s) for p, s, _ in ours.pieces()] == [
+        (theirs.id_to_piece(i), theirs.get_score(i)) for i in range(theirs.get_piece_size())
+    ]
+
+
+def test_bpe_compresses_as_well_as_sentencepiece(corpus: str) -> None:
+    ours = bytepair.train_sentencepiece(corpus, vocab_size=2000, model_type="bpe", normalization="identity")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_writer=model, vocab_size=2000, model_type="bpe",
+        normalization_rule_name="identity", num_threads=1, minloglevel=2,
+    )
+    theirs = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    lines = held_out()
+    ours_tokens = sum(map(len, ours.encode_batch(lines)))
+    theirs_tokens = sum(map(len, theirs.encode(lines)))
+    assert ours_tokens <= 1.01 * theirs_tokens, (ours_tokens, theirs_tokens)
+
+
 def test_a_small_corpus_gives_what_it_has_with_a_warning() -> None:
     with pytest.warns(UserWarning, match="fewer than"):
         tok = bytepair.train_unigram_from_iterator(["abc abd abe"] * 3, vocab_size=500)
@@ -190,11 +230,13 @@ def test_training_record(trained: dict[str, SentencePieceTokenizer]) -> None:
         (dict(vocab_size=100, unk_piece=None), "unk_piece"),
         (dict(vocab_size=100, bos_piece=""), "bos_piece"),
         (dict(vocab_size=100, num_threads=0), "num_threads"),
+        (dict(vocab_size=100, model_type="word"), "model_type"),
+        (dict(vocab_size=100, model_type="bpe", seed_size=10), "seed_size is an option of Unigram"),
     ],
 )
 def test_bad_options_are_named(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(BytepairError, match=match):
-        bytepair.train_unigram_from_iterator(["some text here"], **kwargs)
+        bytepair.train_sentencepiece_from_iterator(["some text here"], **kwargs)
 
 
 def test_bad_inputs() -> None:
