@@ -193,10 +193,11 @@ def add_train_options(train: argparse.ArgumentParser) -> None:
     """``bytepair train``'s WordPiece options."""
     train.add_argument(
         "--model",
-        choices=["bpe", "wordpiece", "unigram"],
+        choices=["bpe", "wordpiece", "unigram", "spm-bpe"],
         default="bpe",
-        help="byte-level BPE (default), WordPiece with BERT normalization ([PAD] [UNK] [CLS] [SEP] [MASK] first) "
-        "or a SentencePiece Unigram model written as a .model file (see the Unigram options)",
+        help="byte-level BPE (default), WordPiece with BERT normalization ([PAD] [UNK] [CLS] [SEP] [MASK] first), "
+        "or a SentencePiece Unigram (unigram) or BPE (spm-bpe) model written as a .model file "
+        "(see the SentencePiece options)",
     )
     train.add_argument(
         "--algorithm",

@@ -93,12 +93,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error("--vocab-size is required (e.g. --vocab-size 32000)")
         args.vocab_size = SAMPLE_VOCAB_SIZE
     _check_output(args.output)
-    from bytepair.cli import _unigram
+    from bytepair.cli import _sentencepiece
 
-    if args.model == "unigram":
-        _unigram.check_train_args(args)
+    if _sentencepiece.is_sentencepiece(args.model):
+        _sentencepiece.check_train_args(args)
     else:
-        _unigram.check_not_unigram(args)
+        _sentencepiece.check_not_sentencepiece(args)
     if args.model == "wordpiece" and (args.tie_break != "lexicographic" or args.trace):
         parser.error("--tie-break and --trace are options of BPE training (--model bpe)")
     if args.model == "wordpiece":
@@ -135,8 +135,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             from bytepair.cli import _wordpiece
 
             return _wordpiece.run_train(args, sources, names)
-        if args.model == "unigram":  # a SentencePiece Unigram .model, trained in cli/_unigram.py
-            return _unigram.run_train(args, sources, names)
+        if _sentencepiece.is_sentencepiece(args.model):  # a SentencePiece .model, trained in cli/_sentencepiece.py
+            return _sentencepiece.run_train(args, sources, names)
         started = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -293,7 +293,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="train a tokenizer on text files",
         description="""\
 Train a byte-level BPE tokenizer and write it to one JSON file (--model
-wordpiece: a WordPiece one; --model unigram: a SentencePiece Unigram .model).
+wordpiece: a WordPiece one; --model unigram or spm-bpe: a SentencePiece
+Unigram or BPE model, written as a .model file).
 
 Input: files, globs or directories of UTF-8 text (.txt and other text, .jsonl
 with one document per line; either may be .gz or .zst compressed), as one
@@ -309,7 +310,8 @@ examples:
   {PROG} train --source en='en/*.txt' --source zh='zh/*.txt' --alpha 0.3 --vocab-size 65536 -o mix.json
   {PROG} train more.txt --base tok.json --vocab-size 40000 -o tok2.json   # continue training
   {PROG} train --sample --vocab-size 1000 -o shakespeare.json   # the bundled Shakespeare sample
-  {PROG} train corpus.txt --model unigram --vocab-size 8000 --byte-fallback -o tok.model   # as spm_train""",
+  {PROG} train corpus.txt --model unigram --vocab-size 8000 --byte-fallback -o tok.model   # as spm_train
+  {PROG} train corpus.txt --model spm-bpe --vocab-size 8000 -o bpe.model   # spm_train --model_type=bpe""",
     )
     train.add_argument(
         "files",
@@ -339,7 +341,7 @@ examples:
     )
     train.add_argument(
         "-o", "--output", required=True, metavar="TOK.json",
-        help="where to write the tokenizer (required; with --model unigram a .model file, e.g. tok.model)"
+        help="where to write the tokenizer (required; with --model unigram or spm-bpe a .model file, e.g. tok.model)"
     )
     train.add_argument(
         "--vocab-size",
@@ -378,7 +380,7 @@ examples:
         "--normalization",
         metavar="N",
         help="nfc, nfkc, lowercase, or steps joined by + (e.g. nfkc+lowercase); applied again at encode time. "
-        "--model unigram: nmt_nfkc (default), nfkc or identity, as spm_train's --normalization_rule_name",
+        "--model unigram or spm-bpe: nmt_nfkc (default), nfkc or identity, as spm_train's --normalization_rule_name",
     )
     train.add_argument(
         "--special",
@@ -465,9 +467,9 @@ examples:
         "(replayed on the training text, as a training notebook prints them)",
     )
     train.add_argument("--trace-top", type=positive, default=5, metavar="K", help="pairs shown per round with --trace (default 5)")
-    # --model (bpe, wordpiece or unigram), the WordPiece options and the Unigram options
-    from bytepair.cli import _unigram, _wordpiece
+    # --model (bpe, wordpiece, unigram or spm-bpe), the WordPiece options and the SentencePiece options
+    from bytepair.cli import _sentencepiece, _wordpiece
 
     _wordpiece.add_train_options(train)
-    _unigram.add_train_options(train)
+    _sentencepiece.add_train_options(train)
     train.set_defaults(run=run, subparser=train)

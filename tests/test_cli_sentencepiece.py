@@ -1,6 +1,7 @@
-"""`bytepair train --model unigram`: the .model it writes (sentencepiece loads it and gives
-bytepair's ids), the same model as bytepair.train_unigram with the same options, one-line
-errors for options of the other models (and Unigram options given to them), and --help."""
+"""`bytepair train --model unigram` and `--model spm-bpe`: the .model they write (sentencepiece
+loads it, as a Unigram or a BPE model, and gives bytepair's ids), the same model as
+bytepair.train_sentencepiece with the same options, one-line errors for options of the other
+models (SentencePiece options given to them, Unigram's own given to spm-bpe), and --help."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with open(SHAKESPEARE, encoding="utf-8") as f:
         text = f.read(200_000)
     text = text[: text.rfind("\n") + 1] + "In 1599, 42 players; 3.14 and 2718.\nΚαλημέρα κόσμε. Привет, мир! 東京タワー\n"
-    path = tmp_path_factory.mktemp("unigram_cli") / "corpus.txt"
+    path = tmp_path_factory.mktemp("sentencepiece_cli") / "corpus.txt"
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -58,7 +59,33 @@ def test_the_model_loads_in_sentencepiece_with_bytepairs_ids(
         assert sp.decode(sp.encode(text)) == tok.decode(tok.encode(text))
 
 
-# every Unigram option of the command line, and the keywords train_unigram takes for them
+def test_spm_bpe_model_loads_in_sentencepiece_as_bpe_with_bytepairs_ids(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bpe.model"
+    code, stdout, err = run(capsys, "train", str(corpus), "--model", "spm-bpe", "--vocab-size", "800", "-o", str(out))
+    assert code == 0, err
+    assert stdout == ""
+    assert "trained SentencePiece BPE on" in err and "vocab size       800 = 797 learned pieces" in err
+    assert "merges           " in err and "seed pieces" not in err
+    assert f"wrote {out}" in err
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    assert sp.get_piece_size() == 800
+    assert [sp.id_to_piece(i) for i in range(3)] == ["<unk>", "<s>", "</s>"]
+    # sentencepiece takes it for a BPE model: n-best segmentation is Unigram's only
+    with pytest.raises(RuntimeError, match="NBestEncode is not available"):
+        sp.nbest_encode_as_ids("to be or not to be", 2)
+    tok = bytepair.load(str(out))
+    assert isinstance(tok, bytepair.SentencePieceTokenizer) and tok.model_type == "bpe"
+    assert tok.vocab_size == 800
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    texts = lines[:300:3] + lines[-2:] + ["  Unseen   words: zyzzyva, qat; émigré 2024!  "]
+    for text in texts:
+        assert tok.encode(text) == sp.encode(text), text
+        assert sp.decode(sp.encode(text)) == tok.decode(tok.encode(text))
+
+
+# every SentencePiece option of the command line, and the keywords train_sentencepiece takes for them
 OPTION_SETS: list[tuple[list[str], dict[str, Any]]] = [
     ([], {}),
     (
@@ -88,38 +115,66 @@ OPTION_SETS: list[tuple[list[str], dict[str, Any]]] = [
 ]
 
 
+UNIGRAM_ONLY = {"--seed-size": "seed_size", "--shrinking-factor": "shrinking_factor", "--num-sub-iterations": "num_sub_iterations"}
+
+
+def without_unigram_options(argv: list[str], kwargs: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The option set less Unigram's own options (each takes one value)."""
+    kept: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg in UNIGRAM_ONLY:
+            next(it)
+        else:
+            kept.append(arg)
+    return kept, {k: v for k, v in kwargs.items() if k not in UNIGRAM_ONLY.values()}
+
+
+@pytest.mark.parametrize("model, model_type", [("unigram", "unigram"), ("spm-bpe", "bpe")])
 @pytest.mark.parametrize("argv, kwargs", OPTION_SETS, ids=["defaults", "pieces", "whitespace"])
 def test_the_command_line_model_is_the_python_apis(
-    argv: list[str], kwargs: dict[str, Any], tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+    model: str, model_type: str, argv: list[str], kwargs: dict[str, Any], tmp_path: Path, corpus: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    if model == "spm-bpe":
+        argv, kwargs = without_unigram_options(argv, kwargs)
     out = tmp_path / "tok.model"
-    code, _, err = run(capsys, "train", str(corpus), "--model", "unigram", "--vocab-size", "700", *argv, "-o", str(out))
+    code, _, err = run(capsys, "train", str(corpus), "--model", model, "--vocab-size", "700", *argv, "-o", str(out))
     assert code == 0, err
-    expected = bytepair.train_unigram(str(corpus), vocab_size=700, **kwargs)
+    expected = bytepair.train_sentencepiece(str(corpus), vocab_size=700, model_type=model_type, **kwargs)
+    assert expected.model_type == model_type
     assert out.read_bytes() == expected.to_bytes()
     assert bytepair.load(str(out)).to_bytes() == expected.to_bytes()
+    if model == "unigram":  # the older name gives the same model
+        assert bytepair.train_unigram(str(corpus), vocab_size=700, **kwargs).to_bytes() == expected.to_bytes()
 
 
-def test_named_sources_are_counted_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("model, model_type", [("unigram", "unigram"), ("spm-bpe", "bpe")])
+def test_named_sources_are_counted_together(
+    model: str, model_type: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("the quick brown fox jumps over the lazy dog\n" * 20, encoding="utf-8")
     b.write_text("pack my box with five dozen liquor jugs\n" * 20, encoding="utf-8")
     out = tmp_path / "mix.model"
     code, _, err = run(
-        capsys, "train", "--model", "unigram", "--source", f"x={a}", "--source", f"y={b}", "--vocab-size", "30",
+        capsys, "train", "--model", model, "--source", f"x={a}", "--source", f"y={b}", "--vocab-size", "30",
         "-o", str(out),
     )
     assert code == 0, err
     assert "2 sources (x, y)" in err
-    expected = bytepair.train_unigram([Source([str(a)], name="x"), Source([str(b)], name="y")], vocab_size=30)
+    expected = bytepair.train_sentencepiece(
+        [Source([str(a)], name="x"), Source([str(b)], name="y")], vocab_size=30, model_type=model_type
+    )
     assert out.read_bytes() == expected.to_bytes()
 
 
-def test_a_small_corpus_gives_a_note_not_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("model", ["unigram", "spm-bpe"])
+def test_a_small_corpus_gives_a_note_not_an_error(model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     small = tmp_path / "small.txt"
     small.write_text("abc abd abe\n" * 3, encoding="utf-8")
     out = tmp_path / "small.model"
-    code, _, err = run(capsys, "train", str(small), "--model", "unigram", "--vocab-size", "500", "-o", str(out))
+    code, _, err = run(capsys, "train", str(small), "--model", model, "--vocab-size", "500", "-o", str(out))
     assert code == 0, err
     assert "note: the training text gives only" in err and "not the 500 asked for" in err
     assert "warning" not in err
@@ -129,7 +184,7 @@ def test_a_small_corpus_gives_a_note_not_an_error(tmp_path: Path, capsys: pytest
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["--model", "unigram", "--tie-break", "first"], "--tie-break is for BPE or WordPiece training"),
+        (["--model", "unigram", "--tie-break", "first"], "--tie-break is for byte-level BPE or WordPiece training"),
         (["--model", "unigram", "--special", "<sep>"], "use --user-defined-symbols"),
         (["--model", "unigram", "--max-token-length", "8"], "use --max-piece-length"),
         (["--model", "unigram", "--cased"], "--cased"),
@@ -140,9 +195,20 @@ def test_a_small_corpus_gives_a_note_not_an_error(tmp_path: Path, capsys: pytest
         (["--model", "unigram", "--vocab-size", "3"], "--vocab-size must be"),
         (["--model", "unigram", "--user-defined-symbols", "<s>"], "'<s>' is given twice"),
         (["--seed-size", "100"], "--seed-size is for Unigram training (--model unigram), not --model bpe"),
-        (["--no-split-by-number"], "--no-split-by-number is for Unigram training"),
+        (
+            ["--no-split-by-number"],
+            "--no-split-by-number is for SentencePiece training (--model unigram or spm-bpe), not --model bpe",
+        ),
         (["--model", "wordpiece", "--byte-fallback"], "not --model wordpiece"),
-        (["--model", "wordpiece", "--no-eos"], "--no-eos is for Unigram training"),
+        (["--model", "wordpiece", "--no-eos"], "--no-eos is for SentencePiece training (--model unigram or spm-bpe)"),
+        (["--model", "spm-bpe", "--seed-size", "100"], "--seed-size is for Unigram training (--model unigram), not --model spm-bpe"),
+        (["--model", "spm-bpe", "--shrinking-factor", "0.5"], "--shrinking-factor is for Unigram training (--model unigram)"),
+        (["--model", "spm-bpe", "--num-sub-iterations", "3"], "--num-sub-iterations is for Unigram training"),
+        (["--model", "spm-bpe", "--tie-break", "first"], "--tie-break is for byte-level BPE or WordPiece training (--model bpe or wordpiece), not --model spm-bpe"),
+        (["--model", "spm-bpe", "--min-frequency", "3"], "not --model spm-bpe"),
+        (["--model", "spm-bpe", "--normalization", "nfc"], "with --model spm-bpe, one of nmt_nfkc, nfkc, identity"),
+        (["--model", "spm-bpe", "--max-piece-length", "0"], "--max-piece-length must be an int from 1 to 255"),
+        (["--model", "spm-bpe", "--no-eos", "--eos-piece", "<e>"], "--no-eos and --eos-piece"),
     ],
 )
 def test_bad_options_are_one_line_errors(
@@ -160,9 +226,10 @@ def test_bad_options_are_one_line_errors(
     assert not out.exists()
 
 
-def test_help_mentions_unigram(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_mentions_unigram_and_spm_bpe(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "train", "--help")
     assert code == 0
-    assert "--model unigram" in out and "{bpe,wordpiece,unigram}" in out
+    assert "--model unigram" in out and "--model spm-bpe" in out and "{bpe,wordpiece,unigram,spm-bpe}" in out
+    assert "SentencePiece options (--model unigram or spm-bpe)" in out
     for option in ("--character-coverage", "--user-defined-symbols", "--no-bos", "--seed-size", "--byte-fallback"):
         assert option in out

@@ -1,10 +1,12 @@
-"""The Unigram side of ``bytepair train``: ``--model unigram`` trains a SentencePiece Unigram
-model (:func:`bytepair.train_unigram`) and writes it as a ``.model`` file.
+"""The SentencePiece side of ``bytepair train``: ``--model unigram`` trains a SentencePiece
+Unigram model and ``--model spm-bpe`` a SentencePiece BPE one (:func:`bytepair.train_sentencepiece`
+with ``model_type="unigram"`` or ``"bpe"``), written as a ``.model`` file.
 
 The options are ``spm_train``'s, in the command line's spelling (``--max_sentencepiece_length``
 is ``--max-piece-length``, ``--seed_sentencepiece_size`` is ``--seed-size``, ``--bos_id=-1`` is
 ``--no-bos``). Each defaults to ``None`` here, so that an option given with another ``--model``
-is seen and refused, and an option not given takes :func:`train_unigram`'s default.
+is seen and refused, and an option not given takes :func:`train_sentencepiece`'s default.
+``--seed-size``, ``--shrinking-factor`` and ``--num-sub-iterations`` are Unigram's only.
 """
 
 from __future__ import annotations
@@ -20,9 +22,15 @@ from bytepair._progress import size_text
 from bytepair.cli._common import CommandError, duration, plural, warn
 from bytepair.errors import BytepairError
 
-NORMALIZATIONS = ("nmt_nfkc", "nfkc", "identity")  # those train_unigram knows
+NORMALIZATIONS = ("nmt_nfkc", "nfkc", "identity")  # those train_sentencepiece knows
 
-# (option, dest, keyword of train_unigram): the options only --model unigram takes
+# --model -> train_sentencepiece's model_type, and the name the summary gives it
+MODEL_TYPES = {"unigram": "unigram", "spm-bpe": "bpe"}
+_NAMES = {"unigram": "Unigram", "spm-bpe": "SentencePiece BPE"}
+_FOR_SENTENCEPIECE = "for SentencePiece training (--model unigram or spm-bpe)"
+_FOR_UNIGRAM = "for Unigram training (--model unigram)"
+
+# (option, dest, keyword of train_sentencepiece): the options only the SentencePiece models take
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--character-coverage", "character_coverage", "character_coverage"),
     ("--max-piece-length", "max_piece_length", "max_piece_length"),
@@ -44,11 +52,17 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--num-sub-iterations", "num_sub_iterations", "num_sub_iterations"),
     ("--threads", "threads", "num_threads"),
 )
+_UNIGRAM_ONLY = {"seed_size", "shrinking_factor", "num_sub_iterations"}  # dests
 _NO_FLAGS = {"no_bos": "--no-bos", "no_eos": "--no-eos"}
 _BOOLEANS = {
     "split_digits", "split_by_unicode_script", "split_by_number", "byte_fallback",
     "add_dummy_prefix", "remove_extra_whitespaces", "treat_whitespace_as_suffix",
 }
+
+
+def is_sentencepiece(model: str) -> bool:
+    """Whether ``--model`` trains a SentencePiece ``.model`` (unigram, spm-bpe)."""
+    return model in MODEL_TYPES
 
 
 def _flag(args: argparse.Namespace, option: str, dest: str) -> str:
@@ -58,19 +72,21 @@ def _flag(args: argparse.Namespace, option: str, dest: str) -> str:
     return option
 
 
-def check_not_unigram(args: argparse.Namespace) -> None:
-    """Unigram options given with --model bpe or wordpiece are an error, not silently ignored."""
+def check_not_sentencepiece(args: argparse.Namespace) -> None:
+    """SentencePiece options given with --model bpe or wordpiece are an error, not silently ignored."""
     for option, dest, _ in _OPTIONS:
         if getattr(args, dest, None) is not None:
-            raise CommandError(f"{_flag(args, option, dest)} is for Unigram training (--model unigram), not --model {args.model}")
+            purpose = _FOR_UNIGRAM if dest in _UNIGRAM_ONLY else _FOR_SENTENCEPIECE
+            raise CommandError(f"{_flag(args, option, dest)} is {purpose}, not --model {args.model}")
     for dest, option in _NO_FLAGS.items():
         if getattr(args, dest, False):
-            raise CommandError(f"{option} is for Unigram training (--model unigram), not --model {args.model}")
+            raise CommandError(f"{option} is {_FOR_SENTENCEPIECE}, not --model {args.model}")
 
 
 def check_train_args(args: argparse.Namespace) -> None:
-    """BPE and WordPiece options given with --model unigram are an error; so are --no-bos with
-    --bos-piece, and a --normalization Unigram training does not know. Checked before training."""
+    """Byte-level BPE and WordPiece options given with --model unigram or spm-bpe are an error,
+    and so are Unigram's own options with spm-bpe, --no-bos with --bos-piece, and a
+    --normalization SentencePiece training does not know. Checked before training."""
     from bytepair.cli.train import _UNSET_PATTERN
 
     others = {
@@ -96,11 +112,18 @@ def check_train_args(args: argparse.Namespace) -> None:
     hints = {
         "--special": "; use --user-defined-symbols or --control-symbols",
         "--max-token-length": "; use --max-piece-length",
-        "--alpha": "; Unigram training counts all sources together",
+        "--alpha": "; SentencePiece training counts all sources together",
     }
     given = [k for k, v in others.items() if v]
     if given:
-        raise CommandError(f"{given[0]} is for BPE or WordPiece training, not --model unigram{hints.get(given[0], '')}")
+        raise CommandError(
+            f"{given[0]} is for byte-level BPE or WordPiece training (--model bpe or wordpiece), "
+            f"not --model {args.model}{hints.get(given[0], '')}"
+        )
+    if args.model != "unigram":
+        for option, dest, _ in _OPTIONS:
+            if dest in _UNIGRAM_ONLY and getattr(args, dest) is not None:
+                raise CommandError(f"{option} is {_FOR_UNIGRAM}, not --model {args.model}")
     for dest, option in _NO_FLAGS.items():
         piece = dest[3:] + "_piece"
         if getattr(args, dest) and getattr(args, piece) is not None:
@@ -109,12 +132,12 @@ def check_train_args(args: argparse.Namespace) -> None:
         raise CommandError(f"--threads must be at least 1, got {args.threads}")
     if args.normalization is not None and args.normalization not in NORMALIZATIONS:
         raise CommandError(
-            f"--normalization {args.normalization}: with --model unigram, one of {', '.join(NORMALIZATIONS)}"
+            f"--normalization {args.normalization}: with --model {args.model}, one of {', '.join(NORMALIZATIONS)}"
         )
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keywords of train_unigram that the command line set (the others keep its defaults)."""
+    """The keywords of train_sentencepiece that the command line set (the others keep its defaults)."""
     options: dict[str, Any] = {kw: getattr(args, dest) for _, dest, kw in _OPTIONS if getattr(args, dest) is not None}
     if args.no_bos:
         options["bos_piece"] = None
@@ -126,7 +149,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cli_message(message: str, args: argparse.Namespace) -> str:
-    """train_unigram's message for a bad value names its keyword: name the option instead."""
+    """train_sentencepiece's message for a bad value names its keyword: name the option instead."""
     for option, dest, kw in _OPTIONS + (("--vocab-size", "vocab_size", "vocab_size"), ("--normalization", "normalization", "normalization")):
         if message.startswith(kw + " "):
             return _flag(args, option, dest) + message[len(kw) :]
@@ -134,15 +157,16 @@ def _cli_message(message: str, args: argparse.Namespace) -> str:
 
 
 def run_train(args: argparse.Namespace, sources: Sequence[Any], names: Sequence[str]) -> int:
-    from bytepair import train_unigram  # the package's name for it, wherever its module is
+    from bytepair import train_sentencepiece  # the package's name for it, wherever its module is
 
     options = _options(args)
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            tok = train_unigram(
-                list(sources), vocab_size=args.vocab_size, errors=args.errors, progress=args.progress, **options
+            tok = train_sentencepiece(
+                list(sources), vocab_size=args.vocab_size, model_type=MODEL_TYPES[args.model],
+                errors=args.errors, progress=args.progress, **options,
             )
         except BytepairError as e:
             raise CommandError(_cli_message(str(e), args)) from None
@@ -174,11 +198,12 @@ def _print_summary(tok: Any, args: argparse.Namespace, names: Sequence[str], tra
     timing = ""
     if "counting" in seconds and "total" in seconds:  # setup: finding the files, building the normalizer's table
         total, counting = seconds["total"], seconds["counting"]
+        learning = "EM and pruning" if args.model == "unigram" else "merging"
         timing = (
             f" (setup {duration(max(trained - total, 0.0))}, counting {duration(counting)}, "
-            f"EM and pruning {duration(max(total - counting, 0.0))})"
+            f"{learning} {duration(max(total - counting, 0.0))})"
         )
-    print(f"trained Unigram on {source} in {duration(trained)}{timing}", file=err)
+    print(f"trained {_NAMES[args.model]} on {source} in {duration(trained)}{timing}", file=err)
     line = (
         f"  input            {size_text(info['text_bytes'])}, {info['characters']:,} characters, "
         f"{plural(info['words'], 'word')} ({info['distinct_words']:,} distinct)"
@@ -186,15 +211,19 @@ def _print_summary(tok: Any, args: argparse.Namespace, names: Sequence[str], tra
     if info.get("replaced_bytes"):
         line += f", {plural(info['replaced_bytes'], 'bad UTF-8 sequence')} replaced by U+FFFD"
     print(line, file=err)
-    rounds: list[dict[str, Any]] = info.get("rounds", [])
-    line = f"  seed pieces      {info['seed_pieces']:,}, {info['required_chars']:,} characters kept"
-    if rounds:
-        line += f"; {plural(len(rounds), 'round')} of EM and pruning, log-likelihood {rounds[-1]['objective']:.3f} per word"
-    print(line, file=err)
+    if args.model == "unigram":
+        rounds: list[dict[str, Any]] = info.get("rounds", [])
+        line = f"  seed pieces      {info['seed_pieces']:,}, {info['required_chars']:,} characters kept"
+        if rounds:
+            line += f"; {plural(len(rounds), 'round')} of EM and pruning, log-likelihood {rounds[-1]['objective']:.3f} per word"
     kinds: dict[str, int] = {}
     for _, _, kind in tok.pieces():
         kinds[kind] = kinds.get(kind, 0) + 1
     learned = kinds.pop("NORMAL", 0)
+    if args.model != "unigram":  # the learned pieces: the merged ones, then the characters kept
+        chars = info["required_chars"]
+        line = f"  merges           {max(learned - chars, 0):,}, over {chars:,} characters kept"
+    print(line, file=err)
     parts = [f"{n:,} {k.lower().replace('_', '-')}" for k, n in kinds.items()]
     print(
         f"  vocab size       {tok.vocab_size:,} = {learned:,} learned pieces"
@@ -222,11 +251,12 @@ def _symbols_arg(value: str) -> list[str]:
 
 
 def add_train_options(train: argparse.ArgumentParser) -> None:
-    """``bytepair train``'s Unigram options (spm_train's, spelled --like-this)."""
+    """``bytepair train``'s SentencePiece options (spm_train's, spelled --like-this)."""
     g = train.add_argument_group(
-        "Unigram options (--model unigram)",
+        "SentencePiece options (--model unigram or spm-bpe)",
         "spm_train's flags spelled --like-this, with the same defaults; --max-piece-length is\n"
-        "--max_sentencepiece_length, --seed-size --seed_sentencepiece_size, --no-bos --bos_id=-1.",
+        "--max_sentencepiece_length, --seed-size --seed_sentencepiece_size, --no-bos --bos_id=-1.\n"
+        "--seed-size, --shrinking-factor and --num-sub-iterations are for --model unigram only.",
     )
     g.add_argument("--character-coverage", type=float, metavar="F",
                    help="characters kept: the most frequent, covering this share of the text (default 0.9995)")
@@ -256,9 +286,9 @@ def add_train_options(train: argparse.ArgumentParser) -> None:
     g.add_argument("--treat-whitespace-as-suffix", action=bool_opt, default=None,
                    help="the space marker ends pieces instead of starting them (default: no)")
     g.add_argument("--seed-size", type=int, metavar="N",
-                   help="substrings kept as the seed vocabulary (spm's seed_sentencepiece_size; default 1000000)")
+                   help="Unigram only: substrings kept as the seed vocabulary (spm's seed_sentencepiece_size; default 1000000)")
     g.add_argument("--shrinking-factor", type=float, metavar="F",
-                   help="share of the pieces kept at each pruning round (default 0.75)")
-    g.add_argument("--num-sub-iterations", type=int, metavar="N", help="EM iterations per round (default 2)")
+                   help="Unigram only: share of the pieces kept at each pruning round (default 0.75)")
+    g.add_argument("--num-sub-iterations", type=int, metavar="N", help="Unigram only: EM iterations per round (default 2)")
     g.add_argument("--threads", type=int, metavar="N",
                    help="threads (default: all cores; the model does not depend on it)")
