@@ -216,11 +216,13 @@ def test_fuzzed_models_give_only_format_errors(models: dict[str, str], name: str
         tok.decode(ids)
 
 
-def test_command_line_says_it_does_not_run_them_yet(models: dict[str, str]) -> None:
-    from bytepair.cli._common import CommandError, load_any
+def test_command_line_loads_them_where_it_runs_them(models: dict[str, str]) -> None:
+    # encode, decode, count and show run them (tests/test_cli_spm_models.py); the rest say so
+    from bytepair.cli._common import CommandError, load_any, load_model
 
-    with pytest.raises(CommandError, match="SentencePiece model"):
-        load_any(models["unigram"])
+    assert isinstance(load_model(models["unigram"]), SentencePieceTokenizer)
+    with pytest.raises(CommandError, match="is a SentencePiece Unigram model; `bytepair viz` does not take"):
+        load_any(models["unigram"], command="viz")
 
 
 def test_lone_surrogates_are_replacement_characters(pairs: dict[str, tuple[SentencePieceTokenizer, Any]]) -> None:

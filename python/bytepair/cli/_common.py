@@ -8,15 +8,23 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from bytepair._display import pad, width
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
 
+if TYPE_CHECKING:
+    from bytepair.sentencepiece import SentencePieceTokenizer
+
 PROG = "bytepair"
 BLOCK = 1 << 20  # bytes read at a time when streaming input
 TOK_HELP = "tokenizer file (from `bytepair train`), or a pretrained encoding: gpt2, cl100k_base, o200k_base (required)"
+# encode, decode and count: SentencePiece models too
+TOK_HELP_ANY = (
+    "tokenizer file (from `bytepair train`; a SentencePiece .model too), or a pretrained encoding: "
+    "gpt2, cl100k_base, o200k_base (required)"
+)
 
 
 class CommandError(Exception):
@@ -42,16 +50,44 @@ def encoding_names() -> list[str]:
     return list_encoding_names()
 
 
-def load_tokenizer(spec: str) -> Tokenizer:
-    """A byte-level BPE tokenizer: :func:`load_any`, refusing WordPiece with a clear message."""
-    tok = load_any(spec)
+def load_tokenizer(spec: str, *, command: str | None = None) -> Tokenizer:
+    """A byte-level BPE tokenizer: :func:`load_any`, refusing WordPiece (and SentencePiece) with
+    a clear message; ``command`` (``"viz"``) is named in it."""
+    tok = load_any(spec, command=command)
     if not isinstance(tok, Tokenizer):
-        raise CommandError(f"{spec} is a WordPiece tokenizer; this command works on byte-level BPE tokenizers only")
+        what = "this command" if command is None else f"`{PROG} {command}`"
+        raise CommandError(f"{spec} is a WordPiece tokenizer; {what} works on byte-level BPE tokenizers only")
     return tok
 
 
-def load_any(spec: str) -> Tokenizer | WordPieceTokenizer:
-    """A tokenizer in any format ``bytepair.load`` reads, or the name of a pretrained encoding
+def load_any(spec: str, *, command: str | None = None) -> Tokenizer | WordPieceTokenizer:
+    """A byte-level BPE or WordPiece tokenizer (:func:`load_model`); a SentencePiece model is a
+    one-line error naming ``command``, for the commands that do not run them."""
+    from bytepair.sentencepiece import SentencePieceTokenizer
+
+    tok = load_model(spec)
+    if isinstance(tok, SentencePieceTokenizer):
+        what = "this command" if command is None else f"`{PROG} {command}`"
+        raise CommandError(
+            f"{spec} is {sentencepiece_kind(tok)}; {what} does not take SentencePiece models "
+            "(encode, decode, count and show do)"
+        )
+    return tok
+
+
+def sentencepiece_kind(tok: SentencePieceTokenizer) -> str:
+    """``"a SentencePiece Unigram model"``, or what a SentencePiece-family tokenizer.json is."""
+    from bytepair.formats.hf_spm import HFSentencePieceTokenizer
+
+    name = "Unigram" if tok.model_type == "unigram" else "BPE"
+    if isinstance(tok, HFSentencePieceTokenizer):
+        return f"a SentencePiece-family tokenizer.json ({name})"
+    return f"a SentencePiece {name} model"
+
+
+def load_model(spec: str) -> Tokenizer | WordPieceTokenizer | SentencePieceTokenizer:
+    """A tokenizer in any format ``bytepair.load`` reads (SentencePiece ``.model`` files and
+    SentencePiece-family tokenizer.json files included), or the name of a pretrained encoding
     (``cl100k_base``) when no such file exists."""
     if os.path.isdir(spec) and not (
         os.path.exists(os.path.join(spec, "tokenizer.json")) or os.path.exists(os.path.join(spec, "vocab.json"))
@@ -66,15 +102,8 @@ def load_any(spec: str) -> Tokenizer | WordPieceTokenizer:
             f"{spec}: no such tokenizer file, nor a pretrained encoding ({', '.join(encoding_names())})"
         )
     from bytepair._detect import load  # any format bytepair reads
-    from bytepair.sentencepiece import SentencePieceTokenizer
 
-    tok = load(spec)
-    if isinstance(tok, SentencePieceTokenizer):
-        raise CommandError(
-            f"{spec}: a SentencePiece model; the command line does not run these yet "
-            "(in Python: bytepair.load(path).encode(text))"
-        )
-    return tok
+    return load(spec)
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bytepair._progress import size_text
-from bytepair.cli._common import CommandError, duration, plural, warn
+from bytepair.cli._common import PROG, CommandError, duration, plural, warn
 from bytepair.errors import BytepairError
 
 NORMALIZATIONS = ("nmt_nfkc", "nfkc", "identity")  # those train_sentencepiece knows
@@ -237,8 +237,8 @@ def _print_summary(tok: Any, args: argparse.Namespace, names: Sequence[str], tra
             file=err,
         )
     print(
-        f"wrote {args.output}, a SentencePiece model: sentencepiece.SentencePieceProcessor(model_file=...) "
-        "or bytepair.load(...) reads it",
+        f"wrote {args.output}, a SentencePiece model (sentencepiece and bytepair.load read it); "
+        f"look inside with: {PROG} show {args.output}",
         file=err,
     )
 

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.metric == "parity" and not args.parallel:
         parser.error("--metric parity needs --parallel")
     cs = corpora(args.corpus, text_field=args.text_field)
-    toks = [(spec, load_any(spec)) for spec in args.tokenizers]  # byte-level BPE or WordPiece
+    toks = [(spec, load_any(spec, command="compare")) for spec in args.tokenizers]  # byte-level BPE or WordPiece
     result = compare(toks, cs, parallel=args.parallel, reference=args.reference, progress=args.progress)
     head = ["tokenizer", "corpus", "tokens", "words", "tokens/word", "split", "bytes/token"]
     if args.parallel:

@@ -23,7 +23,7 @@ def _guess(out: str) -> str:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    tok = load_tokenizer(args.input)
+    tok = load_tokenizer(args.input, command="convert")
     to = args.to or _guess(args.output)
     out = args.output
     if to == "bytepair":

@@ -6,7 +6,7 @@ import argparse
 
 from typing import TYPE_CHECKING
 
-from bytepair.cli._common import PROG, TOK_HELP, Formatter, load_any, positive, table
+from bytepair.cli._common import PROG, TOK_HELP_ANY, Formatter, load_model, positive, table
 from bytepair.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
@@ -15,10 +15,17 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from bytepair.sentencepiece import SentencePieceTokenizer
     from bytepair.sources import Source, documents, resolve
 
-    tok = load_any(args.tokenizer)
+    tok = load_model(args.tokenizer)
     files = resolve(Source(args.files, text_field=args.text_field), strict=args.errors == "strict")
+    if isinstance(tok, SentencePieceTokenizer):
+        from bytepair.cli import _spm
+
+        rows = _rows(_spm.count_files(args, tok, files))
+        print("\n".join(table(rows, right=[True, True, True, False], gaps=["  ", "  ", "  "])))
+        return 0
     if not isinstance(tok, Tokenizer):
         return _run_wordpiece(args, tok, files)
     rows = [["tokens", "bytes", "bytes/token", "file"]]
@@ -116,13 +123,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="""\
 Count the tokens of each file and of all of them, with bytes per token (file
 bytes as stored on disk). Text is encoded as ordinary text (special-token text
-counts as text). FILES are files, globs or directories, as for encode-corpus.""",
+counts as text). FILES are files, globs or directories, as for encode-corpus.
+A SentencePiece model (.model) counts the ids sentencepiece's encode(text)
+gives for each document (a text file is one; no BOS / EOS).""",
         epilog=f"""\
 examples:
   {PROG} count -t o200k_base README.md docs/""",
     )
     p.add_argument("files", nargs="+", metavar="FILES", help="files, globs or directories")
-    p.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP)
+    p.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP_ANY)
     p.add_argument("--text-field", default="text", metavar="FIELD", help="JSON field holding the text (default: text)")
     p.add_argument("--errors", choices=("strict", "replace"), default="strict", help="invalid UTF-8: fail, or replace with U+FFFD")
     p.add_argument("--threads", type=positive, default=None, metavar="N", help="threads (default: all cores)")

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from bytepair.cli import _common
-from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_any, open_input, stdout_bytes
+from bytepair.cli._common import PROG, TOK_HELP_ANY, CommandError, Formatter, load_model, open_input, stdout_bytes
 from bytepair.errors import UnknownTokenError
+from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.wordpiece import WordPieceTokenizer
 
 
@@ -36,11 +37,15 @@ def _parse_ids(stream: BinaryIO, name: str) -> Iterator[list[int]]:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    tok = load_any(args.tokenizer)
+    tok = load_model(args.tokenizer)
     if isinstance(tok, WordPieceTokenizer):
         from bytepair.cli import _wordpiece
 
         return _wordpiece.run_decode(args, tok)
+    if isinstance(tok, SentencePieceTokenizer):
+        from bytepair.cli import _spm
+
+        return _spm.run_decode(args, tok)
     with open_input(args.file) as (stream, name):
         batches = _parse_ids(stream, name)
         out = stdout_bytes()
@@ -63,12 +68,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="""\
 Decode token ids to text. Ids are read from FILE (or stdin when FILE is - or
 missing), separated by whitespace or commas (so [1, 2, 3] works too). The
-tokens' bytes are written to stdout exactly, with no newline added.""",
+tokens' bytes are written to stdout exactly, with no newline added. A
+SentencePiece model (.model) writes the text sentencepiece's decode(ids) gives.""",
         epilog=f"""\
 examples:
   echo 405 308 44 533 325 291 308 | {PROG} decode -t shakespeare.json
   {PROG} encode -t tok.json in.txt | {PROG} decode -t tok.json > out.txt   # out.txt == in.txt""",
     )
     decode.add_argument("file", nargs="?", metavar="FILE", help="file of token ids (default: stdin)")
-    decode.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP)
+    decode.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP_ANY)
     decode.set_defaults(run=run, subparser=decode)

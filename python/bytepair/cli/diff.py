@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import TYPE_CHECKING
 
 from bytepair._display import token_repr
-from bytepair.cli._common import PROG, CommandError, Formatter, load_any, plural, positive
+from bytepair.cli._common import PROG, CommandError, Formatter, load_model, plural, positive
 from bytepair.errors import BytepairError
 
 if TYPE_CHECKING:
@@ -23,11 +22,7 @@ EQUAL, DIFFER, TROUBLE = 0, 1, 2
 def _load(spec: str) -> AnyTokenizer:
     """Any tokenizer ``bytepair.load`` reads (SentencePiece ``.model`` files included), or a
     pretrained name; the shared loader's messages for everything else."""
-    if os.path.isfile(spec):
-        from bytepair._detect import load
-
-        return load(spec)
-    return load_any(spec)
+    return load_model(spec)
 
 
 def _seconds(value: str) -> float:

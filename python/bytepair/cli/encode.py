@@ -13,8 +13,9 @@ from typing import Any, TextIO
 
 from bytepair._display import token_repr
 from bytepair._progress import Progress, wanted
-from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_any, open_input, read_text
+from bytepair.cli._common import PROG, TOK_HELP_ANY, CommandError, Formatter, load_model, open_input, read_text
 from bytepair.errors import DisallowedSpecialTokenError
+from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
 
@@ -22,11 +23,15 @@ from bytepair.wordpiece import WordPieceTokenizer
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.text is not None and args.file is not None:
         parser.error("give a FILE or --text, not both")
-    tok = load_any(args.tokenizer)
+    tok = load_model(args.tokenizer)
     if isinstance(tok, WordPieceTokenizer):
         from bytepair.cli import _wordpiece
 
         return _wordpiece.run_encode(args, tok)
+    if isinstance(tok, SentencePieceTokenizer):
+        from bytepair.cli import _spm
+
+        return _spm.run_encode(args, tok)
     if args.allow_special:
         options: dict[str, Any] = {"allowed_special": "all"}
     elif args.ordinary:
@@ -126,16 +131,21 @@ Encode text to token ids and print them on one line, separated by spaces.
 The whole input is encoded as one text (newlines included, so
 `encode | decode` gives back the input byte for byte). The input is read from
 FILE, or from stdin when FILE is - or missing, and must be UTF-8. Special-token
-text in the input is an error unless --allow-special or --ordinary is given.""",
+text in the input is an error unless --allow-special or --ordinary is given.
+
+A SentencePiece model (.model) gives the ids sentencepiece's encode(text) gives
+for the whole input (no BOS / EOS); control pieces written in the text are
+text, as there (--allow-special is an error).""",
         epilog=f"""\
 examples:
   echo "To be, or not to be" | {PROG} encode -t shakespeare.json
   {PROG} encode -t tok.json --text "hello world" --tokens    # show the tokens, not ids
   {PROG} encode -t cl100k_base corpus.txt --count            # count tokens as GPT-4 does
-  {PROG} encode -t tok.json --allow-special chat.txt > ids.txt""",
+  {PROG} encode -t tok.json --allow-special chat.txt > ids.txt
+  {PROG} encode -t tok.model --text "hello world" --tokens   # a SentencePiece model's pieces""",
     )
     encode.add_argument("file", nargs="?", metavar="FILE", help="input text file (default: stdin)")
-    encode.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP)
+    encode.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP_ANY)
     encode.add_argument("--text", metavar="TEXT", help="encode TEXT instead of reading a file")
     special = encode.add_mutually_exclusive_group()
     special.add_argument(

@@ -16,7 +16,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if args.shard_tokens < 1:
         parser.error("--shard-tokens must be at least 1")
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, command="encode-corpus")
     doc = encode_corpus(
         tok,
         args.inputs,

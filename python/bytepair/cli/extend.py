@@ -10,7 +10,7 @@ from bytepair.surgery import extend
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, command="extend")
     result = extend(tok, args.corpus, add=args.add, min_frequency=args.min_frequency)
     return finish(result, args)
 

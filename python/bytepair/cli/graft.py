@@ -10,8 +10,8 @@ from bytepair.surgery import graft
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    a = load_tokenizer(args.a)
-    b = load_tokenizer(args.b)
+    a = load_tokenizer(args.a, command="graft")
+    b = load_tokenizer(args.b, command="graft")
     result = graft(a, b, corpus=args.corpus or None)
     return finish(result, args)
 

@@ -15,7 +15,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("give exactly one of --keep N, --corpus C --min-count K, --drop-residues")
     if args.min_count is not None and not args.corpus:
         parser.error("--min-count counts the tokens on a corpus: give --corpus C")
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, command="prune")
     result = prune(
         tok, keep=args.keep, min_count=args.min_count, drop_residues=args.drop_residues, corpus=args.corpus or None
     )

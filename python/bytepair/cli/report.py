@@ -15,7 +15,7 @@ from bytepair.views.report import write_report
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if os.path.isdir(args.output):
         raise CommandError(f"-o {args.output} is a directory; give a file name such as report.html")
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, command="report")
     cs = corpora(args.corpus, text_field=args.text_field)
     sample = None
     if args.sample_text is not None:

@@ -10,7 +10,8 @@ from typing import Any
 
 from bytepair._display import token_repr
 from bytepair._progress import size_text
-from bytepair.cli._common import PROG, Formatter, duration, load_any, plural, positive, table
+from bytepair.cli._common import PROG, Formatter, duration, load_model, plural, positive, table
+from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.tokenizer import Tokenizer
 from bytepair.training import sources_table
 from bytepair.wordpiece import WordPieceTokenizer
@@ -112,11 +113,15 @@ def _training_lines(info: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    tok = load_any(args.tokenizer)
+    tok = load_model(args.tokenizer)
     if isinstance(tok, WordPieceTokenizer):
         from bytepair.cli import _wordpiece
 
         return _wordpiece.run_show(args, tok)
+    if isinstance(tok, SentencePieceTokenizer):
+        from bytepair.cli import _spm
+
+        return _spm.run_show(args, tok)
     limit = 0 if args.all else args.limit
     if args.residues:
         return _show_residues(args.tokenizer, tok, limit)
@@ -266,7 +271,9 @@ trained) and list its merges in the order they were learned:
 
 Tokens are quoted like Python strings: invisible characters are escaped (\\n,
 \\u00a0), and bytes that are not whole UTF-8 characters are shown as \\xNN.
-Tokenizers without a merge list (tiktoken's rank model) list tokens by id.""",
+Tokenizers without a merge list (tiktoken's rank model) list tokens by id.
+A SentencePiece model (.model) shows its type, normalization and special
+pieces, and lists its pieces by id with their scores and types.""",
         epilog=f"""\
 examples:
   {PROG} show shakespeare.json             # the first 50 merges
@@ -274,10 +281,11 @@ examples:
   {PROG} show tok.json --all | less        # every merge
   {PROG} show tok.json --tokens            # the vocabulary by id
   {PROG} show gpt2 --residues              # tokens no text encodes to
-  {PROG} show o200k_base --limit 300       # GPT-4o's tokens (pretrained encodings have no merge list)""",
+  {PROG} show o200k_base --limit 300       # GPT-4o's tokens (pretrained encodings have no merge list)
+  {PROG} show tok.model                    # a SentencePiece model's pieces, scores and types""",
     )
     show.add_argument(
-        "tokenizer", metavar="TOK", help="tokenizer file, or a pretrained encoding name (cl100k_base, ...)"
+        "tokenizer", metavar="TOK", help="tokenizer file (a SentencePiece .model too), or a pretrained encoding name (cl100k_base, ...)"
     )
     show.add_argument(
         "--limit", type=positive, default=50, metavar="N", help="list the first N merges (or tokens) (default 50; 0 = all)"

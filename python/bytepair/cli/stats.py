@@ -27,6 +27,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     cs = corpora(args.corpus, text_field=args.text_field)
     if args.plot is not None and args.tokenizer is None:
         parser.error("--plot draws the Zipf plot of tokens: give a tokenizer with -t")
+    # loaded first: a tokenizer it cannot use is an error before any output
+    tok = None if args.tokenizer is None else load_any(args.tokenizer, command="stats")  # byte-level BPE or WordPiece
     out = sys.stdout
     bs = byte_stats(_documents(cs))
     print(f"{bs.total_bytes:,} bytes in {plural(bs.documents, 'document')}", file=out)
@@ -40,9 +42,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for r, ((a, b), c, s) in enumerate(bs.top_pairs(args.top), 1):
         rows.append([str(r), token_repr(bytes([a, b])), f"{c:,}", _pct(s)])
     print("\n".join(table(rows, [True, False, True, True], ["  "] * 3)), file=out)
-    if args.tokenizer is None:
+    if tok is None:
         return 0
-    tok = load_any(args.tokenizer)  # byte-level BPE or WordPiece
     ts = token_stats(tok, _documents(cs))
     print(f"\n{args.tokenizer}: {ts.total:,} tokens, {ts.text_bytes / ts.total if ts.total else 0:.3f} bytes/token", file=out)
     rows = [["rank", "id", "token", "count", "share"]]

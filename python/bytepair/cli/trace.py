@@ -39,7 +39,7 @@ def _text(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from bytepair.analysis.trace import MergeStep, WordPieceStep, pre_tokenize, trace
 
-    tok = load_any(args.tokenizer)
+    tok = load_any(args.tokenizer, command="trace")
     text = _text(args, parser)
     out = sys.stdout
     if args.pieces:

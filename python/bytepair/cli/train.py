@@ -107,7 +107,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         check_train_args(args)
     options: dict[str, Any] = {}
     if args.base is not None:
-        options["base"] = load_tokenizer(args.base)
+        options["base"] = load_tokenizer(args.base, command="train --base")
     if args.pattern is not _UNSET_PATTERN:
         options["pattern"] = args.pattern
     if args.normalization is not None:

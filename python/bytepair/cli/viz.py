@@ -38,7 +38,7 @@ def _read_bounded(stream: BinaryIO, name: str) -> bytes:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.text is not None and args.input is not None:
         parser.error("give TEXT|FILE or --text, not both")
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, command="viz")
     if args.text is not None:
         text = args.text
     elif args.input is not None and not os.path.exists(args.input) and args.input != "-":
