@@ -44,7 +44,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bytepair import _core
+from bytepair import _core, _spm_proto
 from bytepair.errors import BytepairError, FormatError, UnknownTokenError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.sentencepiece import SentencePieceTokenizer, _clean
@@ -572,28 +572,7 @@ def _decoder(node: Any, path: str, refuse: _Refuse) -> list[Dec]:
 # ---------------------------------------------------------------------------------- the model file
 
 
-def _varint(v: int) -> bytes:
-    v &= (1 << 64) - 1  # int32 -1 is a ten-byte varint
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field_bytes(num: int, data: bytes) -> bytes:
-    return _varint(num << 3 | 2) + _varint(len(data)) + data
-
-
-def _field_int(num: int, value: int) -> bytes:
-    return _varint(num << 3) + _varint(value)
-
-
-NORMAL, UNKNOWN, CONTROL = 1, 2, 3
+NORMAL, UNKNOWN, CONTROL = _spm_proto.NORMAL, _spm_proto.UNKNOWN, _spm_proto.CONTROL
 
 
 def model_proto(
@@ -602,18 +581,15 @@ def model_proto(
     """The bytes of a SentencePiece ``.model`` (``ModelProto``) holding ``pieces`` (text, score,
     type) and a normalizer that does nothing: no dummy prefix, no whitespace removal or escaping,
     no charsmap (the pipeline around the model does what the ``tokenizer.json`` says)."""
-    out = bytearray()
-    for text, score, kind in pieces:
-        body = _field_bytes(1, text.encode("utf-8")) + b"\x15" + struct.pack("<f", score)
-        if kind != NORMAL:
-            body += _field_int(3, kind)
-        out += _field_bytes(1, body)
-    trainer = _field_int(3, model_type) + _field_int(35, int(byte_fallback)) + _field_int(40, unk_id)
-    trainer += _field_int(41, -1) + _field_int(42, -1) + _field_int(43, -1)
-    out += _field_bytes(2, trainer)
-    normalizer = _field_bytes(1, b"identity") + _field_int(3, 0) + _field_int(4, 0) + _field_int(5, 0)
-    out += _field_bytes(3, normalizer)
-    return bytes(out)
+    trainer = {
+        "model_type": model_type, "byte_fallback": byte_fallback, "unk_id": unk_id,
+        "bos_id": -1, "eos_id": -1, "pad_id": -1,
+    }
+    normalizer = {
+        "name": "identity", "precompiled_charsmap": b"", "add_dummy_prefix": False,
+        "remove_extra_whitespaces": False, "escape_whitespaces": False,
+    }
+    return _spm_proto.model_bytes(pieces, trainer, normalizer)
 
 
 def _merges(raw: Any, refuse: _Refuse) -> list[tuple[str, str]]:
