@@ -140,3 +140,17 @@ def sources_feed(
 
     info: list[dict[str, Any]] = [{"name": s.name, "files": len(files), "bytes": sum(f.size for f in files)} for s, files in plan]
     return feed_all, total, info, [f.path for _, files in plan for f in files]
+
+
+def count_all(
+    counter: _core.WordCounter, feed_all: Callable[[Feed], None], num_threads: int | None, show: bool, total: int | None
+) -> Feed:
+    """Feeds everything to ``counter`` (with a "counting" bar over ``total`` bytes when
+    ``show``); returns the feed, which knows what it replaced."""
+    bar = _progress.Progress("counting", total=total, unit="bytes") if show else None
+    feed = Feed(counter, num_threads, bar)
+    feed_all(feed)
+    feed.flush()
+    if bar:
+        bar.close()
+    return feed

@@ -35,7 +35,7 @@ from typing import Any
 
 from bytepair import _core, _feed, _progress, _spm_proto
 from bytepair._charsmap import charsmap
-from bytepair._feed import Feed, sources_feed
+from bytepair._feed import Feed, count_all, sources_feed
 from bytepair.errors import BytepairError
 from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.sources import Source
@@ -189,13 +189,8 @@ def _train(
         block_bytes=_feed._BLOCK_BYTES,
     )
     show = _progress.wanted(progress)
-    bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
     started = time.perf_counter()
-    feed = Feed(counter, num_threads, bar)
-    feed_all(feed)
-    feed.flush()
-    if bar:
-        bar.close()
+    feed = count_all(counter, feed_all, num_threads, show, total_bytes)
     counted = time.perf_counter() - started
     chars = counter.char_counts()
     classes, digits = _classes(chars, by_script=split_by_unicode_script, by_number=split_by_number)

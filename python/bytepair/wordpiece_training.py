@@ -28,7 +28,7 @@ from typing import Any
 from bytepair import _core, _feed, _progress
 from bytepair.errors import BytepairError
 from bytepair.tokenizer import _check_threads
-from bytepair._feed import Feed, sources_feed
+from bytepair._feed import Feed, count_all, sources_feed
 from bytepair.sources import Source
 from bytepair.wordpiece import BERT_SPECIAL_TOKENS, WordPieceTokenizer, _check_utf8, _check_max_chars
 
@@ -101,13 +101,8 @@ def _train(
         block_bytes=_feed._BLOCK_BYTES,
     )
     show = _progress.wanted(progress)
-    bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
     started = time.perf_counter()
-    feed = Feed(counter, num_threads, bar)
-    feed_all(feed)
-    feed.flush()
-    if bar:
-        bar.close()
+    feed = count_all(counter, feed_all, num_threads, show, total_bytes)
     counted = time.perf_counter() - started
     merge_bar = _progress.Progress("merging", total=vocab_size, unit="tokens") if show else None
     callback: Callable[[int], object] | None = merge_bar.update if merge_bar else None
