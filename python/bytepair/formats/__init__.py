@@ -6,6 +6,9 @@
 - :mod:`bytepair.formats.gpt2`: GPT-2's ``vocab.json`` + ``merges.txt``.
 - :mod:`bytepair.formats.minbpe`: minbpe's ``.model`` / ``.vocab`` files.
 - :mod:`bytepair.formats.spm`: SentencePiece's ``.model`` files (Unigram, BPE).
+- :mod:`bytepair.formats.hf_spm`: Hugging Face ``tokenizer.json`` of the SentencePiece family
+  (read); :mod:`bytepair.formats.hf_spm_write`: a SentencePiece model written as one
+  (``to_hf_json``, ``save_hf_json``), with the ids sentencepiece gives.
 
 ``bytepair.load`` (``bytepair._detect``) finds the format of a file by its content.
 """
