@@ -203,6 +203,16 @@ def test_a_small_corpus_gives_what_it_has_with_a_warning() -> None:
     assert tok.encode("abc abx") == sp.encode("abc abx")
 
 
+def test_a_size_below_the_characters_is_refused() -> None:
+    # 26 letters and the space cover the text; 3 special pieces + 256 bytes + 27 > 280
+    docs = ["the quick brown fox jumps over the lazy dog " * 3] * 20
+    with pytest.raises(BytepairError, match="vocab_size=280 is too small"):
+        bytepair.train_unigram_from_iterator(docs, vocab_size=280, byte_fallback=True, character_coverage=1.0)
+    with pytest.warns(UserWarning, match="fewer than"):  # this text gives no 40 pieces
+        tok = bytepair.train_unigram_from_iterator(docs, vocab_size=3 + 256 + 40, byte_fallback=True, character_coverage=1.0)
+    assert 3 + 256 + 27 <= len(tok) < 3 + 256 + 40
+
+
 def test_training_record(trained: dict[str, SentencePieceTokenizer]) -> None:
     rec = trained["default"].training
     assert rec["model"] == "unigram" and rec["pieces"] == 1000

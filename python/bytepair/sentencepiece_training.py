@@ -193,6 +193,19 @@ def _train(
     feed = count_all(counter, feed_all, num_threads, show, total_bytes)
     counted = time.perf_counter() - started
     chars = counter.char_counts()
+    # the characters covering character_coverage are always pieces (the rule of the Rust side)
+    total_chars, covered, required = sum(c for _, c in chars), 0, 0
+    for _, c in chars:
+        if total_chars == 0 or covered / total_chars >= character_coverage:
+            break
+        covered += c
+        required += 1
+    if len(meta) + required > vocab_size:
+        raise BytepairError(
+            f"vocab_size={vocab_size} is too small: {len(meta)} reserved pieces and the {required} characters "
+            f"that cover character_coverage={character_coverage} of the text need {len(meta) + required}; "
+            "raise vocab_size or lower character_coverage"
+        )
     classes, digits = _classes(chars, by_script=split_by_unicode_script, by_number=split_by_number)
     wanted = vocab_size - len(meta)
     label = "pruning" if model_type == "unigram" else "merging"

@@ -17,7 +17,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use crate::text::normalize::{char_len, PrefixMatcher};
+use crate::text::normalize::{char_len, PrefixMatcher, SPACE_FINDER};
 use crate::unigram::sample::Rng;
 use crate::Rank;
 
@@ -167,7 +167,7 @@ impl SpmBpe {
                 cache.model = self.id;
             }
             let mut start = 0;
-            let spaces = memchr::memmem::find_iter(s, SPACE).filter(|&p| p > 0);
+            let spaces = SPACE_FINDER.find_iter(s).filter(|&p| p > 0);
             for end in spaces.chain(std::iter::once(s.len())) {
                 let word = &s[start..end];
                 if let Some(hit) = cache.words.get(word) {

@@ -15,6 +15,11 @@ use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
 /// `▁` (U+2581), what spaces become when `escape_whitespaces` is on.
 pub const SPACE_SYMBOL: &str = "\u{2581}";
 
+/// Finds each `▁` in normalized text (built once: building a finder costs about as much as
+/// searching a short word).
+pub static SPACE_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(SPACE_SYMBOL.as_bytes()));
+
 /// The rules of a `precompiled_charsmap`.
 #[derive(Clone, Debug)]
 pub struct Charsmap {

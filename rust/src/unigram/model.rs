@@ -10,7 +10,7 @@
 //! User-defined pieces score `length * max(normal scores, f32::MIN_POSITIVE) - 0.1` (in bytes),
 //! so they nearly always win; unused pieces are never chosen.
 
-use crate::text::normalize::char_len;
+use crate::text::normalize::{char_len, SPACE_FINDER};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -157,7 +157,40 @@ pub struct Unigram {
     trie: Trie,
     unk: Rank,
     unk_score: f32,
+    /// no piece has a `▁` after its first byte: every path breaks before each `▁`, and words
+    /// are searched alone and cached (`encode`)
+    by_words: bool,
+    /// the largest |score| of an edge, for the bound on 32-bit rounding
+    max_abs: f64,
+    /// tells this model's entries in a thread's word cache from another model's
+    id: u64,
 }
+
+/// A word's best path, found in exact arithmetic: (end in the word, id, score) of each piece,
+/// and the least gap, over the positions the path ends a piece at, between the best way to
+/// reach the position and the second best (infinite where there is one way).
+struct Cached {
+    path: Box<[(u32, Rank, f32)]>,
+    margin: f64,
+}
+
+#[derive(Default)]
+struct WordCache {
+    model: u64,
+    words: rustc_hash::FxHashMap<Box<[u8]>, Cached>,
+}
+
+/// Entries a thread's word cache holds before it is emptied; longer words are not cached.
+const CACHE_WORDS: usize = 1 << 16;
+const CACHE_WORD_BYTES: usize = 256;
+
+static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+thread_local! {
+    static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
+}
+
+const SPACE: &[u8] = "\u{2581}".as_bytes();
 
 #[derive(Clone, Copy)]
 struct Best {
@@ -177,7 +210,7 @@ impl Unigram {
                 max_score = max_score.max(s);
             }
         }
-        let keys = pieces
+        let keys: Vec<(&[u8], Rank, f32)> = pieces
             .iter()
             .enumerate()
             .filter(|(_, p)| matches!(p.2, Kind::Normal | Kind::UserDefined))
@@ -190,18 +223,122 @@ impl Unigram {
                 (p.0.as_bytes(), i as Rank, score)
             })
             .collect();
+        let unk_score = min_score - 10.0;
+        let by_words = keys.iter().all(|k| {
+            k.0.get(1..)
+                .is_none_or(|rest| !rest.windows(3).any(|w| w == SPACE))
+        });
+        let max_abs = keys
+            .iter()
+            .map(|k| f64::from(k.2).abs())
+            .fold(f64::from(unk_score).abs(), f64::max);
         Unigram {
             trie: Trie::new(keys),
             unk,
-            unk_score: min_score - 10.0,
+            unk_score,
+            by_words: by_words && max_abs.is_finite(),
+            max_abs,
+            id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
     /// Appends the pieces of `s` (normalized text) to `out` as (end byte, id), in order.
+    ///
+    /// The result is the 32-bit search's (`encode_from`) on the whole text. With `by_words`,
+    /// every path breaks before each `▁`, so the search is the same word by word, each word
+    /// starting from the score the text before it reached, `s0`. A word's best path found in
+    /// exact arithmetic (cached per thread) is the 32-bit search's when, at each position the
+    /// path passes, the best way beats the second by more than the rounding of both can move
+    /// them: each of at most `n` additions (`n`: the word's bytes) moves a sum by at most
+    /// 2^-24 of its size, at most `|s0| + n * max|score|`. Otherwise the word is searched in 32
+    /// bits from `s0`. Either way the score at the word's end is the 32-bit sum along its path.
     pub fn encode(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
+        if !self.by_words {
+            self.encode_from(s, 0.0, out);
+            return;
+        }
+        WORDS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if cache.model != self.id {
+                cache.words.clear();
+                cache.model = self.id;
+            }
+            let mut total = 0f32;
+            let mut start = 0;
+            let spaces = SPACE_FINDER.find_iter(s).filter(|&p| p > 0);
+            for end in spaces.chain(std::iter::once(s.len())) {
+                let word = &s[start..end];
+                let n = word.len() as f64;
+                let bound =
+                    2.0 * n * f64::from(f32::EPSILON) * (f64::from(total).abs() + n * self.max_abs)
+                        + 1e-9;
+                if word.len() <= CACHE_WORD_BYTES && !cache.words.contains_key(word) {
+                    if cache.words.len() >= CACHE_WORDS {
+                        cache.words.clear();
+                    }
+                    let c = self.exact(word);
+                    cache.words.insert(word.into(), c);
+                }
+                let hit = cache.words.get(word);
+                match hit {
+                    Some(c) if c.margin > bound => {
+                        for &(e, id, score) in c.path.iter() {
+                            out.push((start + e as usize, id));
+                            total += score;
+                        }
+                    }
+                    _ => {
+                        let at = out.len();
+                        total = self.encode_from(word, total, out);
+                        for o in &mut out[at..] {
+                            o.0 += start;
+                        }
+                    }
+                }
+                start = end;
+            }
+        })
+    }
+
+    /// A word's best path in exact (64-bit) arithmetic, with its margin (`Cached`).
+    fn exact(&self, s: &[u8]) -> Cached {
+        let size = s.len();
+        // (best, second best, start of best, id, score of the edge)
+        let mut at: Vec<(f64, f64, u32, Rank, f32)> =
+            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY, u32::MAX, 0, 0.0); size + 1];
+        at[0].0 = 0.0;
+        self.for_each_edge(s, |start, end, id, score| {
+            let cand = at[start].0 + f64::from(score);
+            let t = &mut at[end];
+            if t.2 == u32::MAX || cand > t.0 {
+                t.1 = t.0;
+                *t = (cand, t.1, start as u32, id, score);
+            } else if cand > t.1 {
+                t.1 = cand;
+            }
+        });
+        let mut path = Vec::new();
+        let mut margin = f64::INFINITY;
+        let mut end = size;
+        while end > 0 {
+            let (best, second, start, id, score) = at[end];
+            margin = margin.min(best - second);
+            path.push((end as u32, id, score));
+            end = start as usize;
+        }
+        path.reverse();
+        Cached {
+            path: path.into_boxed_slice(),
+            margin,
+        }
+    }
+
+    /// The 32-bit search of `s` with the path before it at score `s0`: appends the pieces and
+    /// returns the score at the end.
+    fn encode_from(&self, s: &[u8], s0: f32, out: &mut Vec<(usize, Rank)>) -> f32 {
         let size = s.len();
         if size == 0 {
-            return;
+            return s0;
         }
         let mut best: Vec<Best> = vec![
             Best {
@@ -211,6 +348,7 @@ impl Unigram {
             };
             size + 1
         ];
+        best[0].score = s0;
         self.for_each_edge(s, |start, end, id, score| {
             let cand = score + best[start].score;
             let t = &mut best[end];
@@ -230,6 +368,7 @@ impl Unigram {
             end = b.start as usize;
         }
         out[at..].reverse();
+        best[size].score
     }
 
     pub fn unk(&self) -> Rank {
@@ -273,6 +412,66 @@ mod tests {
         assert_eq!(got, vec![(1, 1), (2, 2), (3, 3)]);
         assert_eq!(t.get(b"abd"), Some(5));
         assert_eq!(t.get(b"c"), None);
+    }
+
+    /// The word cache never changes a result: `encode` (words, cached, exact paths where the
+    /// margin allows) against the 32-bit search of the whole text, on models whose scores tie
+    /// and nearly tie, and texts long enough that the running score is large.
+    #[test]
+    fn words_give_the_whole_texts_search() {
+        let mut rng = crate::unigram::sample::Rng::new(11);
+        let alphabet = ["a", "b", "c", "\u{2581}", "é", "x"];
+        for round in 0..60 {
+            let mut texts: Vec<String> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut pieces: Vec<(String, f32, Kind)> = vec![("<unk>".into(), 0.0, Kind::Reserved)];
+            for _ in 0..40 {
+                let len = 1 + (rng.next_u64() % 4) as usize;
+                let mut p = String::new();
+                if rng.next_u64() % 3 == 0 {
+                    p.push('\u{2581}');
+                }
+                while p.chars().count() < len {
+                    let c = alphabet[(rng.next_u64() % 6) as usize];
+                    if c != "\u{2581}" {
+                        p.push_str(c);
+                    }
+                }
+                if seen.insert(p.clone()) {
+                    // coarse scores tie often; fine ones nearly tie
+                    let score = if round % 2 == 0 {
+                        -((rng.next_u64() % 8) as f32) * 0.5
+                    } else {
+                        -(rng.next_f64() * 8.0) as f32
+                    };
+                    pieces.push((p, score, Kind::Normal));
+                }
+            }
+            let list: Vec<(&str, f32, Kind)> =
+                pieces.iter().map(|p| (p.0.as_str(), p.1, p.2)).collect();
+            let m = Unigram::new(&list, 0);
+            assert!(m.by_words);
+            for _ in 0..5 {
+                let words = 1 + (rng.next_u64() % 3000) as usize;
+                let mut t = String::new();
+                for _ in 0..words {
+                    t.push('\u{2581}');
+                    for _ in 0..(rng.next_u64() % 6) {
+                        t.push_str(alphabet[(rng.next_u64() % 6) as usize]);
+                    }
+                }
+                texts.push(t);
+            }
+            for t in &texts {
+                // twice: the second time from the cache
+                for _ in 0..2 {
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    m.encode(t.as_bytes(), &mut got);
+                    m.encode_from(t.as_bytes(), 0.0, &mut want);
+                    assert_eq!(got, want, "round {round}");
+                }
+            }
+        }
     }
 
     #[test]
