@@ -335,7 +335,7 @@ impl Unigram {
 
     /// The 32-bit search of `s` with the path before it at score `s0`: appends the pieces and
     /// returns the score at the end.
-    fn encode_from(&self, s: &[u8], s0: f32, out: &mut Vec<(usize, Rank)>) -> f32 {
+    pub(super) fn encode_from(&self, s: &[u8], s0: f32, out: &mut Vec<(usize, Rank)>) -> f32 {
         let size = s.len();
         if size == 0 {
             return s0;

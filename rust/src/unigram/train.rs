@@ -340,7 +340,8 @@ fn prune(words: &Words, pieces: Vec<Piece>, keep: usize, threads: usize) -> Resu
     // Viterbi uses of each piece, weighted by word count (the unknown piece at n)
     let (freq, _) = sum_over_words(words, n + 1, threads, |w, count, acc, s| {
         s.path.clear();
-        m.encode(w.as_bytes(), &mut s.path);
+        // a word alone: the search from 0, not `encode`, whose word cache would only fill
+        m.encode_from(w.as_bytes(), 0.0, &mut s.path);
         for &(_, id) in &s.path {
             acc[id as usize] += count;
         }
