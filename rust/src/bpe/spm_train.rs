@@ -31,12 +31,15 @@ pub fn train(
 ) -> Result<Trained> {
     let chars = char_counts(words);
     let required = required_chars(&chars, opts.character_coverage);
-    let id: FxHashMap<char, Rank> = required
+    // each kept character: its id, its class, and whether it is a piece only alone
+    let kept: FxHashMap<char, (Rank, u32, bool)> = required
         .iter()
         .enumerate()
-        .map(|(i, &(ch, _))| (ch, i as Rank))
+        .map(|(i, &(ch, _))| {
+            let class = opts.classes.get(&ch).copied().unwrap_or(0);
+            (ch, (i as Rank, class, opts.alone.contains(&ch)))
+        })
         .collect();
-    let class = |ch: char| opts.classes.get(&ch).copied().unwrap_or(0);
     let space = '\u{2581}';
     // the runs no piece crosses, counted
     let mut runs: FxHashMap<String, u64> = FxHashMap::default();
@@ -49,11 +52,11 @@ pub fn train(
     for (w, count) in words.iter() {
         let mut prev = 0u32;
         for ch in w.chars() {
-            if !id.contains_key(&ch) {
+            let Some(&(_, k, alone)) = kept.get(&ch) else {
                 flush(&mut run, count);
                 prev = 0;
                 continue;
-            }
+            };
             if ch == space {
                 if !opts.treat_whitespace_as_suffix {
                     flush(&mut run, count);
@@ -65,14 +68,13 @@ pub fn train(
                 prev = 0;
                 continue;
             }
-            if opts.alone.contains(&ch) {
+            if alone {
                 flush(&mut run, count);
                 run.push(ch);
                 flush(&mut run, count);
                 prev = 0;
                 continue;
             }
-            let k = class(ch);
             if k != 0 {
                 // `▁` starts a run but has no class: a word's first character then sets it
                 if prev != 0 && prev != k {
@@ -85,8 +87,8 @@ pub fn train(
         flush(&mut run, count);
     }
     let mut list: Vec<(String, u64)> = runs.into_iter().collect();
-    list.sort_unstable(); // a fixed order: the merge loop's results do not depend on it, but
-                          // its work does
+    // a fixed order: the merge loop's results do not depend on it, but its work does
+    list.sort_unstable();
     progress("merges", required.len())?;
     let vocab: Vec<Vec<u8>> = required
         .iter()
@@ -95,7 +97,7 @@ pub fn train(
     let encode = |bytes: &[u8], out: &mut Vec<Rank>| {
         // runs hold kept characters only
         let s = std::str::from_utf8(bytes).unwrap_or_default();
-        out.extend(s.chars().map(|ch| id[&ch]));
+        out.extend(s.chars().map(|ch| kept[&ch].0));
     };
     let base = Base {
         vocab: vocab.clone(),

@@ -128,11 +128,10 @@ impl PyWordCounter {
                     .map_err(|e| to_py(Error::Invalid(format!("precompiled_charsmap: {e}"))))?,
             )
         };
-        let user = || PrefixMatcher::new(user_defined_symbols.iter().map(|s| s.as_bytes()));
         let split = SpmSplit {
             normalizer: Normalizer {
                 charsmap,
-                user: user(),
+                user: PrefixMatcher::new(user_defined_symbols.iter().map(|s| s.as_bytes())),
                 spec: NormalizerSpec {
                     add_dummy_prefix,
                     remove_extra_whitespaces,
@@ -140,7 +139,6 @@ impl PyWordCounter {
                     treat_whitespace_as_suffix,
                 },
             },
-            user: user(),
         };
         let counter = WordCounter::with_sizes(
             split,

@@ -272,28 +272,29 @@ impl Unigram {
                 let bound =
                     2.0 * n * f64::from(f32::EPSILON) * (f64::from(total).abs() + n * self.max_abs)
                         + 1e-9;
-                if word.len() <= CACHE_WORD_BYTES && !cache.words.contains_key(word) {
+                // one look-up for a hit; a miss finds the word's exact path, kept below
+                let mut fresh: Option<Cached> = None;
+                let c: &Cached = match cache.words.get(word) {
+                    Some(c) => c,
+                    None => fresh.insert(self.exact(word)),
+                };
+                if c.margin > bound {
+                    for &(e, id, score) in c.path.iter() {
+                        out.push((start + e as usize, id));
+                        total += score;
+                    }
+                } else {
+                    let at = out.len();
+                    total = self.encode_from(word, total, out);
+                    for o in &mut out[at..] {
+                        o.0 += start;
+                    }
+                }
+                if let Some(c) = fresh.filter(|_| word.len() <= CACHE_WORD_BYTES) {
                     if cache.words.len() >= CACHE_WORDS {
                         cache.words.clear();
                     }
-                    let c = self.exact(word);
                     cache.words.insert(word.into(), c);
-                }
-                let hit = cache.words.get(word);
-                match hit {
-                    Some(c) if c.margin > bound => {
-                        for &(e, id, score) in c.path.iter() {
-                            out.push((start + e as usize, id));
-                            total += score;
-                        }
-                    }
-                    _ => {
-                        let at = out.len();
-                        total = self.encode_from(word, total, out);
-                        for o in &mut out[at..] {
-                            o.0 += start;
-                        }
-                    }
                 }
                 start = end;
             }

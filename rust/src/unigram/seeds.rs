@@ -130,8 +130,7 @@ fn suffix_array(
         buckets.iter_mut().for_each(sort);
     }
     // word weight by position: one pass over the words, then looked up in suffix order
-    let mut weight_at = vec![0u64; 0];
-    weight_at.resize(text.len(), 0);
+    let mut weight_at = vec![0u64; text.len()];
     let mut from = 0;
     for &(end, w) in words {
         weight_at[from..end].fill(w);

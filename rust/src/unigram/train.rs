@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 use super::model::{Kind, Unigram};
 use super::seeds::seeds;
 use crate::error::Result;
-use crate::text::normalize::{Normalizer, PrefixMatcher, SPACE_SYMBOL};
+use crate::text::normalize::{Normalizer, SPACE_SYMBOL};
 use crate::words::{WordSplit, Words};
 use crate::Rank;
 
@@ -26,7 +26,6 @@ use crate::Rank;
 /// symbols cut out and not counted (they are always pieces of their own).
 pub struct SpmSplit {
     pub normalizer: Normalizer,
-    pub user: PrefixMatcher,
 }
 
 impl WordSplit for SpmSplit {
@@ -36,6 +35,7 @@ impl WordSplit for SpmSplit {
 
     fn for_each_word(&self, stretch: &str, buf: &mut Vec<u8>, f: &mut dyn FnMut(&str)) {
         let suffix = self.normalizer.spec.treat_whitespace_as_suffix;
+        let user = &self.normalizer.user;
         let space = SPACE_SYMBOL.as_bytes();
         for line in stretch.split('\n') {
             let line = line.strip_suffix('\r').unwrap_or(line);
@@ -53,8 +53,8 @@ impl WordSplit for SpmSplit {
             let mut start = 0;
             let mut i = 0;
             while i < s.len() {
-                if !self.user.is_empty() {
-                    if let Some(n) = self.user.longest(&s[i..]) {
+                if !user.is_empty() {
+                    if let Some(n) = user.longest(&s[i..]) {
                         emit(&s[start..i]);
                         i += n;
                         start = i;
