@@ -13,6 +13,9 @@ The pipeline (performance and design notes):
   threads, so a run killed at any moment restarts from the last manifest, skips the
   documents already written, drops the first tokens of the document a shard ended in, and
   writes the same bytes as a run that was never stopped.
+- SentencePiece models take the same pipeline with whole documents as units (their normalizer
+  sees a document whole), encoded by ``SentencePieceTokenizer.encode_batch``; seeded sampling
+  draws each document from its index in the corpus, not its batch: ``corpus/spm.py``.
 
 Where the time went (profiled with py-spy and per-stage timers on o200k, 40-50 MB of the bench
 corpus, 1 and 2 threads, on the 2-core shared machine):
@@ -94,19 +97,20 @@ import errno
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bytepair.corpus import formats, jsonl, manifest
+from bytepair.corpus import formats, jsonl, manifest, spm
 from bytepair.errors import BytepairError, CorpusError
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike, NDArray
 
+    from bytepair.sentencepiece import SentencePieceTokenizer
     from bytepair.sources import Source, SourceFile
     from bytepair.tokenizer import Tokenizer
 
@@ -114,18 +118,32 @@ PathLike = str | os.PathLike[str]
 EOT_TEXT = "<|endoftext|>"
 
 
-def _tokenizer(spec: Tokenizer | PathLike) -> Tokenizer:
+def _tokenizer(spec: Tokenizer | SentencePieceTokenizer | PathLike) -> Tokenizer | SentencePieceTokenizer:
+    from bytepair.sentencepiece import SentencePieceTokenizer
     from bytepair.tokenizer import Tokenizer
 
-    if isinstance(spec, Tokenizer):
+    if isinstance(spec, (Tokenizer, SentencePieceTokenizer)):
         return spec
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TypeError(
+            "tokenizer must be a Tokenizer, a SentencePieceTokenizer, a file path or a pretrained "
+            f"encoding's name, not {type(spec).__name__}"
+        )
     name = os.fspath(spec)
     if not os.path.exists(name):
         from bytepair.encodings import get_encoding, list_encoding_names
 
         if name in list_encoding_names():
             return get_encoding(name)
-    return Tokenizer.from_file(name)
+        return Tokenizer.from_file(name)  # its error names the missing file
+    from bytepair._detect import load
+
+    tok = load(name)
+    if not isinstance(tok, (Tokenizer, SentencePieceTokenizer)):
+        raise BytepairError(
+            f"{name} is a WordPiece tokenizer; encode_corpus takes byte-level BPE tokenizers and SentencePiece models"
+        )
+    return tok
 
 
 def _eot(tok: Tokenizer, eot: str | int | None) -> int | None:
@@ -402,7 +420,7 @@ class _Progress:
 
 
 def encode_corpus(
-    tokenizer: Tokenizer | PathLike,
+    tokenizer: Tokenizer | SentencePieceTokenizer | PathLike,
     inputs: Any,
     outdir: PathLike,
     *,
@@ -419,6 +437,10 @@ def encode_corpus(
     batch_bytes: int = 16 << 20,
     backend: str = "local",
     client: Any = None,
+    enable_sampling: bool = False,
+    alpha: float = 0.1,
+    nbest_size: int = -1,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Encodes a corpus into token shards in ``outdir`` and returns the manifest.
 
@@ -448,10 +470,20 @@ def encode_corpus(
     file per task into temporary files in ``outdir`` (which they must see, e.g. a shared file
     system); this process then cuts them into shards exactly as a local run does, so the
     output is byte-identical to ``backend="local"`` (``errors="strict"`` only).
+
+    ``tokenizer`` may be a SentencePiece model (:class:`bytepair.SentencePieceTokenizer`, a
+    ``.model`` path, or a SentencePiece-family ``tokenizer.json``): each document is encoded
+    whole, with the ids ``SentencePieceProcessor.encode`` gives, and ``eot="auto"`` is the
+    model's EOS piece (``</s>``; a model without one needs ``eot=``). ``enable_sampling=True``
+    draws each document's segmentation as ``SentencePieceTokenizer.encode`` does with ``alpha``
+    and ``nbest_size``, from a seed made of ``seed`` and the document's index in the corpus:
+    the shards are the same on any number of threads and after a resume
+    (``bytepair/corpus/spm.py``). Sampling takes a ``.model`` file's model; byte-level BPE
+    tokenizers do not sample here.
     """
     from bytepair.arrays import id_dtype, max_id
     from bytepair.sources import Replaced, resolve
-    from bytepair.tokenizer import _check_threads
+    from bytepair.tokenizer import Tokenizer, _check_threads
 
     if format not in formats.FORMATS:
         raise BytepairError(f"format must be one of {', '.join(formats.FORMATS)}, got {format!r}")
@@ -470,12 +502,34 @@ def encode_corpus(
         raise BytepairError('backend="dask" takes errors="strict" only')
     if isinstance(batch_bytes, bool) or not isinstance(batch_bytes, int) or batch_bytes < 1:
         raise BytepairError(f"batch_bytes must be a positive int, got {batch_bytes!r}")
+    if not isinstance(enable_sampling, bool):
+        raise TypeError(f"enable_sampling must be a bool, not {type(enable_sampling).__name__}")
     local_threads = _check_threads(num_threads)  # capped at this machine's cores, as every encode call does
-    tok = _tokenizer(tokenizer)
-    dt = id_dtype(tok, dtype)
-    if format == "megatron" and max_id(tok) >= 2**31:
-        raise BytepairError(f"Megatron stores ids as int32; this tokenizer's go up to {max_id(tok)}")
-    eot_id = _eot(tok, eot)
+    loaded = _tokenizer(tokenizer)
+    sample: dict[str, Any] | None = None
+    if isinstance(loaded, Tokenizer):
+        tok: Tokenizer | None = loaded
+        model: SentencePieceTokenizer | None = None
+        if enable_sampling:
+            raise BytepairError(
+                "enable_sampling (subword sampling) takes a SentencePiece model; "
+                "encode_corpus does not sample with byte-level BPE tokenizers (no BPE-dropout)"
+            )
+        dt = id_dtype(loaded, dtype)
+        if format == "megatron" and max_id(loaded) >= 2**31:
+            raise BytepairError(f"Megatron stores ids as int32; this tokenizer's go up to {max_id(loaded)}")
+        eot_id = _eot(loaded, eot)
+        tokenizer_entry = {"name": loaded.name, "sha256": manifest.tokenizer_hash(loaded)}
+    else:
+        tok, model = None, loaded
+        if backend == "dask":
+            raise BytepairError(
+                'backend="dask" takes byte-level BPE tokenizers only; encode a SentencePiece model with backend="local"'
+            )
+        dt = spm.id_dtype(loaded, dtype)
+        eot_id = spm.eot_id(loaded, eot)
+        sample = spm.sampling(loaded, enable_sampling, alpha, nbest_size, seed)
+        tokenizer_entry = spm.model_entry(loaded)
     separator = None if eot_id is None else (eot_id, position == "prepend")
     source = _sources(inputs, text_field)
     if source.texts is not None:
@@ -495,12 +549,14 @@ def encode_corpus(
         "text_field": source.text_field,
         "errors": errors,
     }
+    if sample is not None:  # absent otherwise: the manifests of runs before sampling existed still resume
+        options["sampling"] = sample
     inputs_list = [{"path": f.path, "size": f.size, "mtime_ns": os.stat(f.path).st_mtime_ns} for f in files]
     doc: dict[str, Any] = {
         "format": manifest.FORMAT,
         "version": manifest.VERSION,
         "complete": False,
-        "tokenizer": {"name": tok.name, "sha256": manifest.tokenizer_hash(tok)},
+        "tokenizer": tokenizer_entry,
         "options": options,
         "inputs": inputs_list,
         "shards": [],
@@ -520,7 +576,18 @@ def encode_corpus(
         Replaced.count = 0
         state = _Writer(out, format, itemsize, shard_tokens, doc)
 
-        encode = Batches(tok, dt, separator, local_threads).encode  # two output slots: one encoded, one written
+        encode: Callable[[list[Unit], int], tuple[NDArray[Any], NDArray[np.int64]]]
+        if tok is not None:
+            bpe = Batches(tok, dt, separator, local_threads)  # two output slots: one encoded, one written
+
+            def encode(units: list[Unit], first: int) -> tuple[NDArray[Any], NDArray[np.int64]]:
+                return bpe.encode(units)  # BPE ids do not depend on where a document is
+
+            read = _units(files, source.text_field, errors, tok)
+        else:
+            assert model is not None
+            encode = spm.SpmBatches(model, dt, separator, local_threads, sample).encode
+            read = spm.units(files, source.text_field, errors)
 
         done_files = 0
         read_bytes = 0
@@ -532,7 +599,7 @@ def encode_corpus(
             first = start_doc
             size = 0
             limit = min(batch_bytes, FIRST_BATCH_BYTES)  # small first batches: encoding starts sooner
-            for unit, k in _units(files, source.text_field, errors, tok):
+            for unit, k in read:
                 if k > done_files:
                     done_files = k
                     read_bytes = sum(f.size for f in files[:k])
@@ -564,6 +631,8 @@ def encode_corpus(
         if backend == "dask":
             from bytepair.corpus.dask import encode_on_dask
 
+            assert tok is not None
+
             try:
                 # Each worker caps the threads at its own cores; 2**32 of them is already no cap, and
                 # a larger int would not fit the extension's.
@@ -581,7 +650,7 @@ def encode_corpus(
             pending: tuple[Future[tuple[NDArray[Any], NDArray[np.int64]]], int, list[Unit]] | None = None
             skip = start_skip
             for first, units in batches():
-                job = pool.submit(encode, units)
+                job = pool.submit(encode, units, first)
                 if pending is not None:
                     ids, offsets = pending[0].result()
                     state.add(ids, offsets, pending[1], pending[2], skip)
