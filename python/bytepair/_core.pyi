@@ -294,6 +294,8 @@ class WordCounter:
         *,
         vocab_size: int,
         min_frequency: int,
+    def absorb(self, other: WordCounter, multiplier: int, denominator: int) -> None: ...
+    def word_counts(self) -> list[tuple[str, int]]: ...
         special_tokens: list[str],
         continuing_subword_prefix: str,
         algorithm: str,

@@ -1,4 +1,4 @@
-"""Feeding training text to a word counter (``_core.WordCounter``: WordPiece and Unigram
+"""Feeding training text to a word counter (``_core.WordCounter``: WordPiece and SentencePiece
 training): plain text files are read by Rust (nothing crosses into Python), compressed streams
 as bytes, JSON lines, Parquet and iterator texts in batches; one progress bar over the bytes."""
 
@@ -46,6 +46,12 @@ class Feed:
     def tick(self, n: int) -> None:
         if self.bar is not None:
             self.bar.update(self.done + n)
+
+    def switch(self, counter: _core.WordCounter) -> None:
+        """Counts what comes next into ``counter`` (the next source, counted apart); the
+        progress bar goes on."""
+        self.flush()
+        self.counter = counter
 
     def text(self, text: str) -> None:
         if not isinstance(text, str):
@@ -109,12 +115,14 @@ class Feed:
                 raise decompress_error(f, e) from None
 
 
-def sources_feed(
+def source_feeds(
     sources: str | os.PathLike[str] | Source | Iterable[str | os.PathLike[str]] | Iterable[Source], errors: str
-) -> tuple[Callable[[Feed], None], int | None, list[dict[str, Any]], list[str]]:
-    """What feeding ``sources`` (paths, globs, directories, or :class:`Source` objects) takes:
-    the function that feeds them all, their total size in bytes (None when a source is an
-    iterable of texts), a record of each source and the paths of their files."""
+) -> tuple[list[Callable[[Feed], None]], int | None, list[dict[str, Any]], list[str]]:
+    """What feeding ``sources`` (paths, globs, directories, or :class:`Source` objects) takes,
+    source by source: for each source the function that feeds it (sources mixed with weights
+    are counted apart), their total size in bytes (None when a source is an iterable of texts),
+    a record of each source and the paths of their files. Every file is found before any is
+    read."""
     if isinstance(sources, (str, os.PathLike, Source)):
         items: list[Any] = [sources]
     else:
@@ -129,8 +137,8 @@ def sources_feed(
     plan = [(s, resolve(s, errors == "strict") if s.paths is not None else []) for s in srcs]
     total = sum(f.size for _, files in plan for f in files) if all(s.paths is not None for s in srcs) else None
 
-    def feed_all(feed: Feed) -> None:
-        for s, files in plan:
+    def feeder(s: Source, files: list[SourceFile]) -> Callable[[Feed], None]:
+        def feed_one(feed: Feed) -> None:
             if s.paths is None:
                 assert s.texts is not None
                 for text in s.texts:
@@ -138,8 +146,24 @@ def sources_feed(
             for f in files:
                 feed.file(f, s, errors)
 
+        return feed_one
+
     info: list[dict[str, Any]] = [{"name": s.name, "files": len(files), "bytes": sum(f.size for f in files)} for s, files in plan]
-    return feed_all, total, info, [f.path for _, files in plan for f in files]
+    return [feeder(s, files) for s, files in plan], total, info, [f.path for _, files in plan for f in files]
+
+
+def sources_feed(
+    sources: str | os.PathLike[str] | Source | Iterable[str | os.PathLike[str]] | Iterable[Source], errors: str
+) -> tuple[Callable[[Feed], None], int | None, list[dict[str, Any]], list[str]]:
+    """What feeding ``sources`` all into one counter takes: :func:`source_feeds` with one
+    function that feeds every source in turn."""
+    feeds, total, info, paths = source_feeds(sources, errors)
+
+    def feed_all(feed: Feed) -> None:
+        for feed_one in feeds:
+            feed_one(feed)
+
+    return feed_all, total, info, paths
 
 
 def count_all(

@@ -18,6 +18,15 @@ of its Unicode name, Han, Hiragana and Katakana counting as one; numbers, punctu
 symbols are one common script, marks join any), letters and numbers (``split_by_number``), or hold a digit with anything else (``split_digits``); ``▁`` only
 starts a piece (ends it with ``treat_whitespace_as_suffix``).
 
+Mixing. Several sources are mixed by ``alpha`` as byte-level BPE training mixes them
+(:mod:`bytepair.training`): source i (n_i bytes of text) contributes in proportion to
+n_i^alpha, its word counts multiplied by w_i = (n_max / n_i)^(1 - alpha) as the fixed-point
+multiplier m_i = round(w_i * 65536) (``mixing_multipliers``), each scaled count rounded
+``(count * m_i + 32768) // 65536``. Each source is counted apart, then folded into the total
+(``WordCounter.absorb``); the characters kept for ``character_coverage``, the seed pieces and
+the training all see the weighted counts. ``alpha=1`` (the default) counts the sources
+together, as one.
+
 Ids: the unknown piece, ``<s>``, ``</s>`` and the pad piece (those not ``None``), the control
 symbols, the user-defined symbols, with ``byte_fallback`` the 256 ``<0xNN>`` pieces, then the
 learned pieces, best score first. ``vocab_size`` counts them all. The result does not depend on
@@ -35,11 +44,12 @@ from typing import Any
 
 from bytepair import _core, _feed, _progress, _spm_proto
 from bytepair._charsmap import charsmap
-from bytepair._feed import Feed, count_all, sources_feed
+from bytepair._feed import Feed, source_feeds
 from bytepair.errors import BytepairError
 from bytepair.sentencepiece import SentencePieceTokenizer
 from bytepair.sources import Source
 from bytepair.tokenizer import _check_threads
+from bytepair.training import WEIGHT_DENOMINATOR, mixing_multipliers
 
 __all__ = ["train_sentencepiece", "train_sentencepiece_from_iterator", "train_unigram", "train_unigram_from_iterator"]
 
@@ -110,9 +120,79 @@ def _classes(
     return classes, digits
 
 
-def _train(
-    feed_all: Callable[[Feed], None],
+def _word_counter(
     *,
+    normalization: str,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    treat_whitespace_as_suffix: bool,
+    user_defined_symbols: list[str],
+) -> _core.WordCounter:
+    """An empty counter of the words a model with these normalizer options trains on."""
+    blob = b"" if normalization == "identity" else charsmap(normalization)
+    return _core.WordCounter.sentencepiece(
+        charsmap=blob,
+        add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces,
+        escape_whitespaces=True,
+        treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+        user_defined_symbols=user_defined_symbols,
+        unit_bytes=_feed._UNIT_BYTES,
+        block_bytes=_feed._BLOCK_BYTES,
+    )
+
+
+def _count(
+    new_counter: Callable[[], _core.WordCounter],
+    feeds: list[Callable[[Feed], None]],
+    *,
+    alpha: float,
+    num_threads: int | None,
+    show: bool,
+    total_bytes: int | None,
+) -> tuple[_core.WordCounter, Feed, list[int], list[int], list[int]]:
+    """Counts the sources (one feeding function each) and mixes them by ``alpha`` (see the
+    module docstring): the counter of the (weighted) words, the feed (which knows what it
+    replaced), each source's text size in bytes, its multiplier (of ``WEIGHT_DENOMINATOR``),
+    and, when the sources were counted apart, each one's words (unweighted); else [].
+
+    With ``alpha`` == 1 or one source, everything is counted into one counter, as is. Otherwise
+    each source is counted apart and compacted (sorted words, not a hash table) before the next
+    one starts; once all sizes are known, each is folded into the total with its multiplier and
+    dropped: memory follows the distinct words of each source, as BPE's mixing does."""
+    bar = _progress.Progress("counting", total=total_bytes, unit="bytes") if show else None
+    counter = new_counter()
+    feed = Feed(counter, num_threads, bar)
+    sizes: list[int] = []
+    parts: list[_core.WordCounter] = []
+    if alpha == 1 or len(feeds) == 1:
+        for feed_one in feeds:
+            before = counter.text_stats()[0]
+            feed_one(feed)
+            feed.flush()
+            sizes.append(counter.text_stats()[0] - before)
+    else:
+        for feed_one in feeds:
+            part = new_counter()
+            feed.switch(part)
+            feed_one(feed)
+            feed.flush()
+            part.sizes()  # the counts merged into compact storage before the next source
+            sizes.append(part.text_stats()[0])
+            parts.append(part)
+    if bar:
+        bar.close()
+    multipliers = mixing_multipliers(sizes, alpha)
+    words = [part.sizes()[1] for part in parts]
+    for m in multipliers[: len(parts)]:
+        counter.absorb(parts.pop(0), m, WEIGHT_DENOMINATOR)  # each part dropped once folded in
+    return counter, feed, sizes, multipliers, words
+
+
+def _train(
+    feeds: list[Callable[[Feed], None]],
+    *,
+    alpha: float,
     model_type: str,
     vocab_size: int,
     character_coverage: float,
@@ -178,19 +258,24 @@ def _train(
     vocab_size = _int("vocab_size", vocab_size, len(meta) + 1, 2**31 - 1)
 
     blob = b"" if normalization == "identity" else charsmap(normalization)
-    counter = _core.WordCounter.sentencepiece(
-        charsmap=blob,
-        add_dummy_prefix=add_dummy_prefix,
-        remove_extra_whitespaces=remove_extra_whitespaces,
-        escape_whitespaces=True,
-        treat_whitespace_as_suffix=treat_whitespace_as_suffix,
-        user_defined_symbols=user,
-        unit_bytes=_feed._UNIT_BYTES,
-        block_bytes=_feed._BLOCK_BYTES,
-    )
+
+    def new_counter() -> _core.WordCounter:
+        return _word_counter(
+            normalization=normalization, add_dummy_prefix=add_dummy_prefix,
+            remove_extra_whitespaces=remove_extra_whitespaces, treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+            user_defined_symbols=user,
+        )
+
     show = _progress.wanted(progress)
     started = time.perf_counter()
-    feed = count_all(counter, feed_all, num_threads, show, total_bytes)
+    counter, feed, sizes, multipliers, source_words = _count(
+        new_counter, feeds, alpha=alpha, num_threads=num_threads, show=show, total_bytes=total_bytes
+    )
+    powered = [n**alpha if n else 0.0 for n in sizes]
+    for src, n, m, p in zip(sources, sizes, multipliers, powered):
+        src["text_bytes"] = n
+        src["weight"] = m / WEIGHT_DENOMINATOR
+        src["share"] = round(p / (sum(powered) or 1.0), 6)
     counted = time.perf_counter() - started
     chars = counter.char_counts()
     # the characters covering character_coverage are always pieces (the rule of the Rust side)
@@ -276,7 +361,7 @@ def _train(
         "vocab_size": vocab_size,
         "pieces": len(pieces),
         "distinct_words": distinct,
-        "words": words,
+        "words": sum(source_words) if source_words else words,
         "characters": n_chars,
         "text_bytes": n_bytes,
         "replaced_bytes": replaced + feed.replaced,
@@ -284,6 +369,8 @@ def _train(
         "seed_pieces": record["seeds"],
         "rounds": [{"pieces": n, "objective": round(obj, 6)} for n, obj in record["rounds"]],
         "sources": sources,
+        **({"alpha": alpha} if len(sources) > 1 else {}),
+        **({"weighted_words": words} if source_words else {}),
         "seconds": {"counting": round(counted, 3), "total": round(time.perf_counter() - started, 3)},
         "bytepair_version": __version__,
     }
@@ -330,7 +417,8 @@ def train_sentencepiece_from_iterator(
             feed.text(text)
 
     return _train(
-        feed_all,
+        [feed_all],
+        alpha=1.0,
         model_type=model_type,
         vocab_size=vocab_size, character_coverage=character_coverage, max_piece_length=max_piece_length,
         split_digits=split_digits, split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
@@ -367,18 +455,26 @@ def train_sentencepiece(
     seed_size: int = 1_000_000,
     shrinking_factor: float = 0.75,
     num_sub_iterations: int = 2,
+    alpha: float = 1.0,
     errors: str = "strict",
     num_threads: int | None = None,
     progress: bool | None = None,
 ) -> SentencePieceTokenizer:
     """Trains a SentencePiece model on files (paths, globs, directories, ``.jsonl``, ``.gz``,
-    ``.zst``, Parquet: see :class:`bytepair.Source`) or :class:`Source` objects, all counted
-    together. Other options as :func:`train_sentencepiece_from_iterator`."""
+    ``.zst``, Parquet: see :class:`bytepair.Source`; a list of those is one source) or a list of
+    :class:`Source` objects (several sources, mixed by ``alpha``). ``alpha`` (in [0, 1]): source
+    i contributes in proportion to n_i^alpha (n_i = its size in bytes of text); 1 keeps raw
+    proportions, 0 weighs the sources equally (the exact rule: the module docstring). Each
+    source's size, weight and share are in ``tok.training["sources"]``. Other options as
+    :func:`train_sentencepiece_from_iterator`."""
     if errors not in ("strict", "replace"):
         raise BytepairError(f'errors must be "strict" or "replace", got {errors!r}')
-    feed_all, total, info, _ = sources_feed(sources, errors)
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 <= alpha <= 1:
+        raise BytepairError(f"alpha must be a number in [0, 1], got {alpha!r}")
+    feeds, total, info, _ = source_feeds(sources, errors)
     return _train(
-        feed_all,
+        feeds,
+        alpha=alpha,
         model_type=model_type,
         vocab_size=vocab_size, character_coverage=character_coverage, max_piece_length=max_piece_length,
         split_digits=split_digits, split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,

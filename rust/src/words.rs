@@ -36,6 +36,15 @@ pub struct CountStats {
     pub replaced: u64,
 }
 
+impl CountStats {
+    /// Adds `other`'s figures (of another text) to these.
+    pub fn add(&mut self, other: &CountStats) {
+        self.bytes += other.bytes;
+        self.chars += other.chars;
+        self.replaced += other.replaced;
+    }
+}
+
 /// Counts words (as `S` splits them) over texts, blocks and files, on several threads, streaming.
 ///
 /// Memory: each worker counts into its own shard (by `rayon::current_thread_index`), a word is
@@ -245,6 +254,52 @@ impl<S: WordSplit> WordCounter<S> {
         (distinct, total) // `distinct` overcounts words seen by two shards: see `finish`
     }
 
+    /// Adds each count of `words` multiplied by `multiplier / denominator` (rounded to the nearest
+    /// integer, halves up: `(count * multiplier + denominator / 2) / denominator`, as BPE
+    /// training mixes sources); words whose scaled count is 0 are left out. This is how sources
+    /// are mixed: each counted apart, then folded into one total with its weight. A count past
+    /// 2^64 is an error, and leaves this counter partly merged.
+    pub fn add_words(&mut self, words: &Words, multiplier: u64, denominator: u64) -> Result<()> {
+        if denominator == 0 {
+            return Err(Error::Invalid(
+                "the weights' denominator must be at least 1".into(),
+            ));
+        }
+        let overflow = || Error::Invalid("a weighted word count exceeds 2^64".into());
+        // Shard 0 holds the total: `finish` adds the shards up, so which one does not matter.
+        let mut map = self.shards[0].lock().unwrap_or_else(|e| e.into_inner());
+        map.reserve(words.len());
+        for (w, c) in words.iter() {
+            let scaled =
+                (c as u128 * multiplier as u128 + denominator as u128 / 2) / denominator as u128;
+            let scaled = u64::try_from(scaled).map_err(|_| overflow())?;
+            if scaled == 0 {
+                continue;
+            }
+            if let Some(v) = map.get_mut(w) {
+                *v = v.checked_add(scaled).ok_or_else(overflow)?;
+            } else {
+                map.insert(w.into(), scaled);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds `other` (counted apart, with the same split) into this counter: its word counts
+    /// scaled as `add_words` does, and its text statistics unscaled. `other` is left empty.
+    pub fn absorb(
+        &mut self,
+        other: &mut WordCounter<S>,
+        multiplier: u64,
+        denominator: u64,
+    ) -> Result<()> {
+        let words = other.finish();
+        self.add_words(&words, multiplier, denominator)?;
+        self.stats.add(&other.stats);
+        other.stats = CountStats::default();
+        Ok(())
+    }
+
     /// The counts, merged and sorted into compact storage; the counter is left empty.
     pub fn finish(&mut self) -> Words {
         let mut shards: Vec<WordMap> = self
@@ -315,5 +370,74 @@ impl Words {
 
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words are the runs of characters between spaces.
+    struct Spaces;
+
+    impl WordSplit for Spaces {
+        const CUT_AFTER: &'static [u8] = b" ";
+        type Scratch = ();
+        fn for_each_word(&self, stretch: &str, _: &mut (), f: &mut dyn FnMut(&str)) {
+            stretch.split(' ').filter(|w| !w.is_empty()).for_each(f);
+        }
+    }
+
+    fn counted(text: &str) -> WordCounter<Spaces> {
+        let mut c = WordCounter::new(Spaces, &[]).unwrap();
+        c.add_texts(&[text], 2).unwrap();
+        c
+    }
+
+    fn listed(c: &mut WordCounter<Spaces>) -> Vec<(String, u64)> {
+        c.finish().iter().map(|(w, n)| (w.to_owned(), n)).collect()
+    }
+
+    #[test]
+    fn absorb_scales_each_count_and_adds_them_up() {
+        const D: u64 = 1 << 16;
+        let mut total = WordCounter::new(Spaces, &[]).unwrap();
+        let mut big = counted("a a a b b c");
+        let mut small = counted("b d d");
+        total.absorb(&mut big, D, D).unwrap();
+        // weight 2.5: b 1 -> 2.5 -> 3 (halves up), d 2 -> 5
+        total.absorb(&mut small, 5 * D / 2, D).unwrap();
+        let words: Vec<(&str, u64)> = vec![("a", 3), ("b", 5), ("c", 1), ("d", 5)];
+        let want: Vec<(String, u64)> = words.iter().map(|&(w, n)| (w.into(), n)).collect();
+        assert_eq!(total.stats.bytes, 11 + 5);
+        assert_eq!(big.stats.bytes, 0, "the absorbed counter is left empty");
+        assert!(listed(&mut big).is_empty());
+        assert_eq!(listed(&mut total), want);
+    }
+
+    #[test]
+    fn absorb_rounds_halves_up_and_drops_zeros() {
+        let mut total = WordCounter::new(Spaces, &[]).unwrap();
+        total.absorb(&mut counted("x y y"), 1, 4).unwrap(); // 0.25 -> 0, 0.5 -> 1
+        assert_eq!(listed(&mut total), vec![("y".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn absorb_is_the_plain_sum_at_weight_one() {
+        let mut together = counted("p q r q s p p");
+        let mut total = WordCounter::new(Spaces, &[]).unwrap();
+        total.absorb(&mut counted("p q r"), 7, 7).unwrap();
+        total.absorb(&mut counted("q s p p"), 7, 7).unwrap();
+        assert_eq!(listed(&mut total), listed(&mut together));
+    }
+
+    #[test]
+    fn absorb_refuses_a_zero_denominator_and_overflow() {
+        let mut total = WordCounter::new(Spaces, &[]).unwrap();
+        assert!(total.absorb(&mut counted("a"), 1, 0).is_err());
+        assert!(total.absorb(&mut counted("a a"), u64::MAX, 1).is_err());
+        let mut total = WordCounter::new(Spaces, &[]).unwrap();
+        total.absorb(&mut counted("a"), u64::MAX, 1).unwrap();
+        assert!(total.absorb(&mut counted("a"), 1, 1).is_err());
     }
 }

@@ -7,6 +7,7 @@ is ``--max-piece-length``, ``--seed_sentencepiece_size`` is ``--seed-size``, ``-
 ``--no-bos``). Each defaults to ``None`` here, so that an option given with another ``--model``
 is seen and refused, and an option not given takes :func:`train_sentencepiece`'s default.
 ``--seed-size``, ``--shrinking-factor`` and ``--num-sub-iterations`` are Unigram's only.
+``--alpha`` mixes the ``--source`` options as it does for byte-level BPE.
 """
 
 from __future__ import annotations
@@ -100,7 +101,6 @@ def check_train_args(args: argparse.Namespace) -> None:
         "--role": bool(args.role),
         "--min-frequency": args.min_frequency != 2,
         "--max-token-length": args.max_token_length is not None,
-        "--alpha": args.alpha != 1.0,
         "--no-stats": bool(args.no_stats),
         "--verbose": bool(args.verbose),
         "--tie-break": args.tie_break != "lexicographic",
@@ -112,7 +112,6 @@ def check_train_args(args: argparse.Namespace) -> None:
     hints = {
         "--special": "; use --user-defined-symbols or --control-symbols",
         "--max-token-length": "; use --max-piece-length",
-        "--alpha": "; SentencePiece training counts all sources together",
     }
     given = [k for k, v in others.items() if v]
     if given:
@@ -145,12 +144,19 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         options["eos_piece"] = None
     if args.normalization is not None:
         options["normalization"] = args.normalization
+    if args.alpha != 1.0:
+        options["alpha"] = args.alpha
     return options
 
 
 def _cli_message(message: str, args: argparse.Namespace) -> str:
     """train_sentencepiece's message for a bad value names its keyword: name the option instead."""
-    for option, dest, kw in _OPTIONS + (("--vocab-size", "vocab_size", "vocab_size"), ("--normalization", "normalization", "normalization")):
+    shared = (
+        ("--vocab-size", "vocab_size", "vocab_size"),
+        ("--normalization", "normalization", "normalization"),
+        ("--alpha", "alpha", "alpha"),
+    )
+    for option, dest, kw in _OPTIONS + shared:
         if message.startswith(kw + " "):
             return _flag(args, option, dest) + message[len(kw) :]
     return message
@@ -211,6 +217,9 @@ def _print_summary(tok: Any, args: argparse.Namespace, names: Sequence[str], tra
     if info.get("replaced_bytes"):
         line += f", {plural(info['replaced_bytes'], 'bad UTF-8 sequence')} replaced by U+FFFD"
     print(line, file=err)
+    sources: list[dict[str, Any]] = info.get("sources") or []
+    if len(sources) > 1:
+        print(_sources_lines(sources, info.get("alpha", 1.0)), file=err)
     if args.model == "unigram":
         rounds: list[dict[str, Any]] = info.get("rounds", [])
         line = f"  seed pieces      {info['seed_pieces']:,}, {info['required_chars']:,} characters kept"
@@ -241,6 +250,18 @@ def _print_summary(tok: Any, args: argparse.Namespace, names: Sequence[str], tra
         f"look inside with: {PROG} show {args.output}",
         file=err,
     )
+
+
+def _sources_lines(sources: list[dict[str, Any]], alpha: float) -> str:
+    """Each source's text size and its weight and share after mixing by --alpha, aligned."""
+    names = [str(s.get("name")) for s in sources]
+    sizes = [size_text(int(s.get("text_bytes") or 0)) for s in sources]
+    weights = [f"{s['weight']:.3f}" for s in sources]
+    wn, ws, ww = max(map(len, names)), max(map(len, sizes)), max(map(len, weights))
+    lines = [f"  sources          mixed with --alpha {alpha:g}: size of text, weight, share"]
+    for s, name, size, weight in zip(sources, names, sizes, weights):
+        lines.append(f"    {name.ljust(wn)}  {size.rjust(ws)}  weight {weight.rjust(ww)}  share {s['share']:6.1%}")
+    return "\n".join(lines)
 
 
 def _symbols_arg(value: str) -> list[str]:

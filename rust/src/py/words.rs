@@ -290,6 +290,57 @@ impl PyWordCounter {
             .map_err(to_py)
     }
 
+    /// Folds `other` (a counter of the same kind and settings, counted apart: one source) into
+    /// this one: each of its word counts multiplied by `multiplier / denominator`, rounded to the
+    /// nearest integer, halves up (`(count * multiplier + denominator // 2) // denominator`;
+    /// words scaled to 0 are left out), and its text statistics as they are. `other`'s
+    /// counting ends. Mixing sources with weights: count each apart, absorb each into a total.
+    #[pyo3(signature = (other, multiplier, denominator))]
+    fn absorb(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        other: &Bound<'_, Self>,
+        multiplier: u64,
+        denominator: u64,
+    ) -> PyResult<()> {
+        if slf.is(other) {
+            return Err(to_py(Error::Invalid(
+                "a counter cannot absorb itself".into(),
+            )));
+        }
+        let mut this = slf.borrow_mut();
+        let mut other = other.borrow_mut();
+        let same_kind = matches!(
+            (&this.counter, &other.counter),
+            (Counter::Bert(_), Counter::Bert(_)) | (Counter::Spm(_), Counter::Spm(_))
+        );
+        if !same_kind {
+            return Err(to_py(Error::Invalid(
+                "a counter can only absorb one of its own kind (WordPiece or SentencePiece words)"
+                    .into(),
+            )));
+        }
+        let stats = other.stats();
+        let words = other.words();
+        let counter = this.counting()?;
+        py.detach(|| {
+            each!(counter, c => {
+                c.add_words(words, multiplier, denominator)?;
+                c.stats.add(&stats);
+                Ok(())
+            })
+        })
+        .map_err(to_py)
+    }
+
+    /// Each distinct word with its count, sorted by word (merging the counts: counting ends).
+    fn word_counts(&mut self) -> Vec<(String, u64)> {
+        self.words()
+            .iter()
+            .map(|(w, c)| (w.to_owned(), c))
+            .collect()
+    }
+
     /// (bytes, characters, bad UTF-8 sequences replaced) of the text counted.
     fn text_stats(&self) -> (u64, u64, u64) {
         let s = self.stats();
