@@ -1,7 +1,8 @@
 """`bytepair encode` / `decode` / `count` / `show` on SentencePiece `.model` files (Unigram and
 BPE, trained here): the ids sentencepiece gives, decoding back, the counts, the description;
 `--allow-special` and `show --residues` and the commands that do not take these models are
-one-line errors naming the mode or the command."""
+one-line errors naming the mode or the command (`viz`, `stats` and `compare` take them:
+tests/test_cli_spm_analysis.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import bytepair
 from bytepair.cli import main
+from bytepair.cli._common import SENTENCEPIECE_COMMANDS
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -131,10 +133,6 @@ def test_modes_it_cannot_run_are_one_line_errors(model: Path, capsys: pytest.Cap
 @pytest.mark.parametrize(
     "command",
     [
-        ["viz", "-t", "{m}", "--text", "hi"],
-        ["stats", "{c}", "-t", "{m}"],
-        ["compare", "{m}", "--corpus", "en={c}"],
-        ["encode-corpus", "-t", "{m}", "{c}", "-o", "{d}"],
         ["convert", "{m}", "{t}/out.json"],
         ["trace", "-t", "{m}", "--text", "hi"],
         ["train", "{c}", "--base", "{m}", "--vocab-size", "400", "-o", "{t}/t.json"],
@@ -151,6 +149,7 @@ def test_other_commands_refuse_them_in_one_line(
     name = command[0] + (" --base" if command[0] == "train" else "")
     assert err.startswith(f"bytepair: error: {model} is a SentencePiece ")
     assert f"`bytepair {name}` does not take SentencePiece models" in err
+    assert f"({SENTENCEPIECE_COMMANDS} do)" in err and "viz, stats, compare and encode-corpus" in SENTENCEPIECE_COMMANDS
     assert os.listdir(tmp_path) == ["c.txt"]  # nothing written
 
 
@@ -174,5 +173,5 @@ def test_a_sentencepiece_family_tokenizer_json(lines: list[str], tmp_path: Path,
     assert code == 0 and "SentencePiece Unigram (tokenizer.json" in out, err
     code, out, err = run(capsys, "encode", "-t", str(path), "--text", text, "--ordinary")
     assert code == 1 and err.startswith("bytepair: error: --ordinary: ") and err.count("\n") == 1
-    code, out, err = run(capsys, "viz", "-t", str(path), "--text", text)
-    assert code == 1 and "`bytepair viz` does not take SentencePiece models" in err and err.count("\n") == 1
+    code, out, err = run(capsys, "trace", "-t", str(path), "--text", text)
+    assert code == 1 and "`bytepair trace` does not take SentencePiece models" in err and err.count("\n") == 1

@@ -11,6 +11,16 @@ For each tokenizer and each named corpus (:func:`compare`):
   corpus / tokens of the reference corpus: the "premium" of Petrov et al. (2023), "Language
   Model Tokenizers Introduce Unfairness Between Languages"; 1 = parity.
 
+Byte-level BPE, WordPiece and SentencePiece models can be compared with one another. Token
+boundaries come from the tokens' bytes (BPE) or from their character offsets in the text
+(WordPiece, SentencePiece ``.model`` files; byte pieces that share a character's span end where
+their bytes do, so a character in byte pieces is cut as a byte-level BPE's bytes cut it). A
+SentencePiece-family tokenizer.json gives no
+offsets: its words are cut where the text its tokens spell out (the normalized text, ``▁`` read
+as a space, the unknown token as nothing) is cut, which is the same wherever normalization
+keeps word boundaries where they were. Bytes are the text's, except for BPE (the bytes its tokens
+cover).
+
 Per tokenizer, ``gini``: the Gini coefficient of the token counts across corpora on parallel
 text (0 = every language costs the same), or of fertility when the text is not parallel.
 ``G = sum_i sum_j |x_i - x_j| / (2 n^2 mean(x))``.
@@ -21,17 +31,22 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from bytepair._progress import Progress, wanted
 from bytepair.analysis.corpus import Corpus
+from bytepair.analysis.stats import AnyTokenizer
 from bytepair.analysis.words import _CLASS, byte_offsets
 from bytepair.errors import BytepairError, CorpusError
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
+
+if TYPE_CHECKING:
+    from bytepair.sentencepiece import SentencePieceTokenizer
+    from bytepair.views.pieces import PieceTexts
 
 __all__ = ["CompareRow", "Comparison", "compare", "gini", "measure"]
 
@@ -74,14 +89,16 @@ class Comparison:
     reference: str | None = None
 
 
-def measure(tok: Tokenizer | WordPieceTokenizer, text: str) -> tuple[int, int, int, int]:
+def measure(tok: AnyTokenizer, text: str) -> tuple[int, int, int, int]:
     """``(tokens, words, words cut by a token boundary, bytes)`` of one text."""
     return _measure(tok, text, {})
 
 
-def _measure(tok: Tokenizer | WordPieceTokenizer, text: str, seen: dict[str, _Words]) -> tuple[int, int, int, int]:
+def _measure(tok: AnyTokenizer, text: str, seen: dict[str, _Words]) -> tuple[int, int, int, int]:
     """:func:`measure`, with the words of each text measured kept in ``seen`` (every tokenizer
     of a comparison measures the same block: its words are found once)."""
+    if not isinstance(tok, (Tokenizer, WordPieceTokenizer)):
+        return _measure_pieces(tok, text, seen)
     if isinstance(tok, WordPieceTokenizer):
         # WordPiece: token ends from its character offsets (into the original text,
         # whose whitespace it drops); bytes are the text's.
@@ -97,14 +114,63 @@ def _measure(tok: Tokenizer | WordPieceTokenizer, text: str, seen: dict[str, _Wo
         lengths, spaced = _token_tables(tok)
         ends = np.cumsum(np.take(lengths, ids_array), dtype=np.int64 if wide else np.int32)
         n_tokens = len(ids_array)
-    words = seen.get(text)
-    if words is None:
-        words = seen[text] = _Words(text)
+    words = _words(text, seen)
     if isinstance(tok, WordPieceTokenizer):
         return n_tokens, words.count, words.cut_any(ends), words.n_bytes
     # BPE: the bytes its tokens cover (the text's, unless the extension replaced some).
     n_bytes = int(ends[-1]) if len(ends) else 0
     return n_tokens, words.count, words.cut_ascending(ends, ids_array, spaced), n_bytes
+
+
+def _words(text: str, seen: dict[str, _Words]) -> _Words:
+    words = seen.get(text)
+    if words is None:
+        words = seen[text] = _Words(text)
+    return words
+
+
+def _measure_pieces(tok: SentencePieceTokenizer, text: str, seen: dict[str, _Words]) -> tuple[int, int, int, int]:
+    """:func:`_measure` of a SentencePiece model: a ``.model`` file's token ends from their
+    character offsets in ``text``; a tokenizer.json of the family (no offsets) cut where the
+    text its tokens spell out is (see the module doc)."""
+    from bytepair.formats.hf_spm import HFSentencePieceTokenizer
+
+    words = _words(text, seen)
+    pieces = _piece_texts(tok)
+    if isinstance(tok, HFSentencePieceTokenizer):
+        ids = tok.encode(text)
+        parts = [pieces.token_bytes(i) for i in ids]
+        spelled = b"".join(parts).decode("utf-8", "replace")  # byte pieces come as whole characters
+        ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+        return len(ids), words.count, _Words(spelled).cut_any(ends), words.n_bytes
+    ids, offsets = tok.encode_with_offsets(text)
+    if not ids:
+        return 0, words.count, 0, words.n_bytes
+    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    at = byte_offsets(text)
+    ends = at[spans[:, 1]]
+    # Tokens that share one span (the byte pieces of characters the vocabulary lacks, pieces of
+    # a character that normalization expands): each ends where its bytes end within the span,
+    # so that a character in three byte pieces is cut, as a byte-level BPE's bytes cut it.
+    prev, pos = -2, 0
+    for k in np.flatnonzero((spans[1:] == spans[:-1]).all(axis=1)).tolist():  # k shares with k + 1
+        if k != prev + 1:
+            pos = int(at[spans[k, 0]])
+        pos += len(pieces.token_bytes(ids[k]))
+        ends[k] = min(pos, int(ends[k]))
+        prev = k
+    return len(ids), words.count, words.cut_any(ends), words.n_bytes
+
+
+def _piece_texts(tok: SentencePieceTokenizer) -> PieceTexts:
+    """The model's :class:`~bytepair.views.pieces.PieceTexts`, kept on it (each piece's bytes are
+    found once per model, not once per block)."""
+    from bytepair.views.pieces import PieceTexts
+
+    cached: PieceTexts | None = tok.__dict__.get("_piece_texts")
+    if cached is None:
+        cached = tok.__dict__["_piece_texts"] = PieceTexts(tok)
+    return cached
 
 
 class _Words:
@@ -278,7 +344,7 @@ def _token_tables(tok: Tokenizer) -> tuple[npt.NDArray[np.int32], npt.NDArray[np
 
 
 def compare(
-    tokenizers: Sequence[tuple[str, Tokenizer | WordPieceTokenizer]],
+    tokenizers: Sequence[tuple[str, AnyTokenizer]],
     corpora: Sequence[Corpus],
     *,
     parallel: bool = False,

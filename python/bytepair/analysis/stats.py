@@ -3,7 +3,8 @@
 All counts are exact integers from numpy ``bincount``; shares are fractions of the total (of
 bytes, of byte pairs, of tokens). Pairs are adjacent bytes within a document (none across
 documents). Token statistics encode each document with ``Tokenizer.encode_batch``, special-token
-text encoded as ordinary text.
+text encoded as ordinary text; a WordPiece or SentencePiece model encodes as its ``encode``
+does (SentencePiece: the ids ``SentencePieceProcessor.encode`` gives, no BOS / EOS).
 
 Zipf: tokens sorted by frequency (rank 1 = most frequent); the slope is the least-squares fit of
 ``log10(frequency)`` against ``log10(rank)`` over every token seen at least once (about -1 for
@@ -12,8 +13,10 @@ text that follows Zipf's law).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +25,14 @@ from bytepair.errors import CorpusError
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
 
-__all__ = ["ByteStats", "TokenStats", "byte_stats", "token_stats", "zipf_fit"]
+if TYPE_CHECKING:
+    from bytepair.sentencepiece import SentencePieceTokenizer
+
+__all__ = ["AnyTokenizer", "ByteStats", "TokenStats", "byte_stats", "token_stats", "zipf_fit"]
 
 Ints = npt.NDArray[np.int64]
+#: The tokenizers the statistics take: byte-level BPE, WordPiece and SentencePiece models.
+AnyTokenizer = Union[Tokenizer, WordPieceTokenizer, "SentencePieceTokenizer"]
 _BATCH_DOCS = 256
 _BATCH_BYTES = 4 << 20
 
@@ -138,8 +146,23 @@ def _batches(documents: Iterable[str]) -> Iterator[list[str]]:
         yield batch
 
 
+def _encode_batch(tok: AnyTokenizer, batch: list[str], num_threads: int | None) -> tuple[npt.NDArray[Any], Ints]:
+    """``(ids, offsets)`` of ``batch``: every id in one array, text ``i``'s at
+    ``ids[offsets[i]:offsets[i + 1]]``."""
+    if isinstance(tok, Tokenizer):
+        return tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
+    if isinstance(tok, WordPieceTokenizer):  # the same array path
+        return tok.encode_batch_numpy(batch, num_threads=num_threads)
+    # SentencePiece (a .model, or a tokenizer.json of the family, which encodes in Python)
+    lists = tok.encode_batch(batch, num_threads=num_threads)
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(ids) for ids in lists], out=offsets[1:])
+    ids = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(offsets[-1]))
+    return ids, offsets
+
+
 def token_stats(
-    tok: Tokenizer | WordPieceTokenizer, documents: Iterable[str], *, num_threads: int | None = None, document_frequencies: bool = True
+    tok: AnyTokenizer, documents: Iterable[str], *, num_threads: int | None = None, document_frequencies: bool = True
 ) -> TokenStats:
     """Encodes every document (the array path, no Python int per token) and counts tokens and
     document frequencies (left at zero with ``document_frequencies=False``, which saves a sort)."""
@@ -153,10 +176,7 @@ def token_stats(
     for batch in _batches(documents):
         docs += len(batch)
         text_bytes += sum(len(d.encode("utf-8", "surrogatepass")) for d in batch)
-        if isinstance(tok, Tokenizer):
-            ids, offsets = tok.encode_batch_numpy(batch, disallowed_special=(), num_threads=num_threads)
-        else:  # WordPiece: the same array path
-            ids, offsets = tok.encode_batch_numpy(batch, num_threads=num_threads)
+        ids, offsets = _encode_batch(tok, batch, num_threads)
         batch_counts = np.bincount(ids, minlength=len(counts))
         if len(batch_counts) > len(counts):
             counts = np.pad(counts, (0, len(batch_counts) - len(counts)))

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 PROG = "bytepair"
 BLOCK = 1 << 20  # bytes read at a time when streaming input
 TOK_HELP = "tokenizer file (from `bytepair train`), or a pretrained encoding: gpt2, cl100k_base, o200k_base (required)"
-# encode, decode and count: SentencePiece models too
+# the commands that run SentencePiece models (the others refuse them, naming these)
+SENTENCEPIECE_COMMANDS = "encode, decode, count, show, diff, viz, stats, compare and encode-corpus"
+# the commands whose help says they take SentencePiece models too
 TOK_HELP_ANY = (
     "tokenizer file (from `bytepair train`; a SentencePiece .model too), or a pretrained encoding: "
     "gpt2, cl100k_base, o200k_base (required)"
@@ -52,7 +54,7 @@ def encoding_names() -> list[str]:
 
 def load_tokenizer(spec: str, *, command: str | None = None) -> Tokenizer:
     """A byte-level BPE tokenizer: :func:`load_any`, refusing WordPiece (and SentencePiece) with
-    a clear message; ``command`` (``"viz"``) is named in it."""
+    a clear message; ``command`` (``"report"``) is named in it."""
     tok = load_any(spec, command=command)
     if not isinstance(tok, Tokenizer):
         what = "this command" if command is None else f"`{PROG} {command}`"
@@ -70,7 +72,7 @@ def load_any(spec: str, *, command: str | None = None) -> Tokenizer | WordPieceT
         what = "this command" if command is None else f"`{PROG} {command}`"
         raise CommandError(
             f"{spec} is {sentencepiece_kind(tok)}; {what} does not take SentencePiece models "
-            "(encode, decode, count and show do)"
+            f"({SENTENCEPIECE_COMMANDS} do)"
         )
     return tok
 

@@ -8,7 +8,7 @@ import sys
 from bytepair.analysis.compare import CompareRow, compare
 from bytepair.analysis.words import WORD_DEFINITION
 from bytepair.cli._analysis import corpora
-from bytepair.cli._common import PROG, Formatter, load_any, table
+from bytepair.cli._common import PROG, Formatter, load_model, table
 from bytepair.cli.train import _source_arg
 
 METRICS = {"fertility": "tokens/word", "split": "words split (%)", "bytes_per_token": "bytes/token", "parity": "parity (tokens / reference)"}
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.metric == "parity" and not args.parallel:
         parser.error("--metric parity needs --parallel")
     cs = corpora(args.corpus, text_field=args.text_field)
-    toks = [(spec, load_any(spec, command="compare")) for spec in args.tokenizers]  # byte-level BPE or WordPiece
+    toks = [(spec, load_model(spec)) for spec in args.tokenizers]  # BPE, WordPiece or SentencePiece, mixed
     result = compare(toks, cs, parallel=args.parallel, reference=args.reference, progress=args.progress)
     head = ["tokenizer", "corpus", "tokens", "words", "tokens/word", "split", "bytes/token"]
     if args.parallel:
@@ -65,7 +65,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=Formatter,
         help="compare tokenizers across languages (fertility, parity)",
         description=f"""\
-Measure tokenizers (files, or gpt2, cl100k_base, o200k_base) on named corpora:
+Measure tokenizers (files: byte-level BPE, WordPiece, SentencePiece .model
+files too; or gpt2, cl100k_base, o200k_base) on named corpora:
 fertility (tokens/word), the share of words split into two or more tokens,
 bytes/token, and with --parallel (the corpora are translations of the same
 text) parity: tokens of each corpus / tokens of the reference (Petrov et al.
@@ -78,7 +79,7 @@ examples:
   {PROG} compare gpt2 cl100k_base o200k_base --parallel --reference en \\
       --corpus en=en.txt --corpus sw=sw.txt --corpus zh=zh.txt --metric parity --plot parity.png""",
     )
-    p.add_argument("tokenizers", nargs="+", metavar="TOK", help="tokenizer files or pretrained names")
+    p.add_argument("tokenizers", nargs="+", metavar="TOK", help="tokenizer files (a SentencePiece .model too) or pretrained names")
     p.add_argument("--corpus", action="append", default=[], type=_source_arg, metavar="NAME=PATH", help="a named corpus (repeat)")
     p.add_argument("--parallel", action="store_true", help="the corpora are translations of one text: measure parity")
     p.add_argument("--reference", metavar="NAME", help="the reference corpus for parity (default: the first)")

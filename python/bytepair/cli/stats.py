@@ -10,8 +10,9 @@ from bytepair._display import token_repr
 from bytepair.analysis.corpus import Corpus
 from bytepair.analysis.stats import byte_stats, token_stats
 from bytepair.cli._analysis import corpora, corpus_arg
-from bytepair.cli._common import PROG, Formatter, load_any, plural, table
+from bytepair.cli._common import PROG, Formatter, load_model, plural, table
 from bytepair.tokenizer import Tokenizer
+from bytepair.wordpiece import WordPieceTokenizer
 
 
 def _documents(cs: list[Corpus]) -> Iterator[str]:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.plot is not None and args.tokenizer is None:
         parser.error("--plot draws the Zipf plot of tokens: give a tokenizer with -t")
     # loaded first: a tokenizer it cannot use is an error before any output
-    tok = None if args.tokenizer is None else load_any(args.tokenizer, command="stats")  # byte-level BPE or WordPiece
+    tok = None if args.tokenizer is None else load_model(args.tokenizer)  # BPE, WordPiece or SentencePiece
     out = sys.stdout
     bs = byte_stats(_documents(cs))
     print(f"{bs.total_bytes:,} bytes in {plural(bs.documents, 'document')}", file=out)
@@ -48,7 +49,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(f"\n{args.tokenizer}: {ts.total:,} tokens, {ts.text_bytes / ts.total if ts.total else 0:.3f} bytes/token", file=out)
     rows = [["rank", "id", "token", "count", "share"]]
     for r, (i, c, s) in enumerate(ts.top(args.top), 1):
-        shown = token_repr(tok.token_bytes(i), max_width=40) if isinstance(tok, Tokenizer) else repr(tok.id_to_token(i))
+        if isinstance(tok, Tokenizer):
+            shown = token_repr(tok.token_bytes(i), max_width=40)
+        elif isinstance(tok, WordPieceTokenizer):
+            shown = repr(tok.id_to_token(i))
+        else:  # a SentencePiece piece, quoted as `show` and `encode --tokens` show it ('▁the', '<0x0A>')
+            shown = token_repr((tok.id_to_token(i) or "").encode("utf-8", "surrogatepass"), max_width=40)
         rows.append([str(r), str(i), shown, f"{c:,}", _pct(s)])
     print("\n".join(table(rows, [True, True, False, True, True], ["  "] * 4)), file=out)
     print(f"\ntop 100 tokens' share of all tokens   {_pct(ts.top_share(100))}", file=out)
@@ -85,7 +91,10 @@ examples:
   {PROG} stats 'data/*.jsonl' -t tok.json --top 30 --plot zipf.png""",
     )
     p.add_argument("corpus", nargs="+", type=corpus_arg, metavar="CORPUS", help="files, globs or directories (or NAME=PATH)")
-    p.add_argument("-t", "--tokenizer", metavar="TOK", help="also count tokens of this tokenizer (file or pretrained name)")
+    p.add_argument(
+        "-t", "--tokenizer", metavar="TOK",
+        help="also count tokens of this tokenizer (file, a SentencePiece .model too, or pretrained name)",
+    )
     p.add_argument("--top", type=int, default=20, metavar="N", help="rows in each table (default 20)")
     p.add_argument("--plot", metavar="ZIPF.png", help="write the Zipf plot (PNG, or SVG for .svg); needs matplotlib (pip install matplotlib)")
     p.add_argument("--text-field", default="text", metavar="F", help="the text field of .jsonl lines (default: text)")

@@ -1,4 +1,5 @@
-"""``bytepair viz``: see how a text is split into tokens, in the terminal or as an HTML page."""
+"""``bytepair viz``: see how a text is split into tokens, in the terminal or as an HTML page
+(byte-level BPE tokenizers and SentencePiece models: :mod:`bytepair.views`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import os
 import sys
 from typing import BinaryIO
 
-from bytepair.cli._common import PROG, TOK_HELP, CommandError, Formatter, load_tokenizer, open_input, read_text
+from bytepair.cli._common import PROG, TOK_HELP_ANY, CommandError, Formatter, load_model, open_input, read_text
+from bytepair.tokenizer import Tokenizer
 from bytepair.views.html import write_html
 from bytepair.views.terminal import render_terminal
+from bytepair.wordpiece import WordPieceTokenizer
 
 # viz holds the whole text and a view of every token in memory (the terminal view of 16 MB
 # took 2.8 GB), so it reads at most this much: /dev/zero, an endless pipe or a huge file is
@@ -38,7 +41,12 @@ def _read_bounded(stream: BinaryIO, name: str) -> bytes:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.text is not None and args.input is not None:
         parser.error("give TEXT|FILE or --text, not both")
-    tok = load_tokenizer(args.tokenizer, command="viz")
+    tok = load_model(args.tokenizer)  # byte-level BPE or SentencePiece
+    if isinstance(tok, WordPieceTokenizer):
+        raise CommandError(
+            f"{args.tokenizer} is a WordPiece tokenizer; `{PROG} viz` works on byte-level BPE tokenizers "
+            "and SentencePiece models"
+        )
     if args.text is not None:
         text = args.text
     elif args.input is not None and not os.path.exists(args.input) and args.input != "-":
@@ -47,15 +55,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         with contextlib.ExitStack() as stack:
             stream, name = stack.enter_context(open_input(args.input))
             text = "".join(read_text(io.BytesIO(_read_bounded(stream, name)), name))
-    ids = tok.encode(text, disallowed_special=())
+    # special-token text is text (a SentencePiece model: its ids as its encode gives them)
+    ids = tok.encode(text, disallowed_special=()) if isinstance(tok, Tokenizer) else tok.encode(text)
     if args.html is not None:
         if os.path.isdir(args.html):
             raise CommandError(f"--html {args.html} is a directory; give a file name such as page.html")
-        write_html(args.html, tok, ids, show_ids=args.ids, name=args.tokenizer)
+        write_html(args.html, tok, ids, show_ids=args.ids, name=args.tokenizer, text=text)
         print(f"wrote {args.html} ({len(ids):,} tokens); open it in a browser", file=sys.stderr)
         return 0
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    sys.stdout.write(render_terminal(tok, ids, show_ids=args.ids, color=color))
+    sys.stdout.write(render_terminal(tok, ids, show_ids=args.ids, color=color, text=text))
     if args.count:
         print(f"{len(ids):,} tokens, {len(text.encode('utf-8', 'surrogatepass')):,} bytes", file=sys.stderr)
     return 0
@@ -73,19 +82,26 @@ A character split across several tokens is shown once, followed by each
 token's bytes in hex (‹e6 9d|b1›): nothing is shown as U+FFFD. Without colour
 (when stdout is not a terminal, or --color never) tokens are separated by │.
 
+A SentencePiece model (.model, or a SentencePiece-family tokenizer.json) shows
+each piece as the text it stands for (▁ is a space, so ·): byte-fallback
+pieces with their bytes in hex (↵‹0a›), the unknown piece as the text it
+replaced followed by ‹unk›.
+
 --html PAGE writes the same view as one self-contained HTML page (no network):
-hover a token for its id, its bytes and the merge that made it.""",
+hover a token for its id, its bytes and the merge that made it (or the kind
+of piece).""",
         epilog=f"""\
 examples:
   {PROG} viz -t cl100k_base "Tokenizers split 東京 into bytes"
   {PROG} viz -t tok.json play.txt --ids
-  {PROG} viz -t tok.json play.txt --html play.html""",
+  {PROG} viz -t tok.json play.txt --html play.html
+  {PROG} viz -t tokenizer.model "Byte fallback: 東京" --ids""",
     )
     p.add_argument(
         "input", nargs="?", metavar="TEXT|FILE",
         help=f"a file to show (at most {MAX_BYTES >> 20} MiB), or else the text itself (default: stdin)",
     )
-    p.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP)
+    p.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help=TOK_HELP_ANY)
     p.add_argument("--text", metavar="TEXT", help="show TEXT (even when a file of that name exists)")
     p.add_argument("--ids", action="store_true", help="show each token's id after it")
     p.add_argument("--html", metavar="PAGE.html", help="write an HTML page instead of printing")
