@@ -111,9 +111,36 @@ def test_real_text(pairs: dict[str, tuple[SentencePieceTokenizer, Any]], name: s
     ]
 
 
-# characters the models know, any character, the ones normalization changes, user-defined symbols
+@pytest.mark.parametrize("name", ["unigram", "unigram_bytes", "bpe_bytes", "bpe_identity"])
+def test_numpy_batch_is_the_lists(pairs: dict[str, tuple[SentencePieceTokenizer, Any]], name: str) -> None:
+    import numpy as np
+
+    tok, _ = pairs[name]
+    batch = texts() + EXTRA + ["x\ud800y"]
+    lists = tok.encode_batch(batch)
+    for threads in (1, 2):
+        ids, offsets = tok.encode_batch_numpy(batch, num_threads=threads)
+        assert ids.dtype == np.uint16 and offsets.dtype == np.int64 and len(offsets) == len(batch) + 1
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(batch))] == lists
+    wide, offsets = tok.encode_batch_numpy(batch[:5], dtype="uint32")
+    assert wide.dtype == np.uint32 and wide.tolist() == [i for ids in lists[:5] for i in ids]
+    empty, offsets = tok.encode_batch_numpy([])
+    assert len(empty) == 0 and offsets.tolist() == [0]
+    with pytest.raises(bytepair.BytepairError, match="dtype"):
+        tok.encode_batch_numpy(batch[:1], dtype="int8")
+    with pytest.raises(TypeError, match="int"):
+        tok.encode_batch_numpy(["a", 3])  # type: ignore[list-item]
+
+
+# characters the models know, any character, the ones normalization changes, user-defined
+# symbols, and combining marks after ASCII letters (NFKC composes them: the normalizer's ASCII
+# fast path must stop before such a letter)
 random_text = st.lists(
-    st.one_of(busy_char, any_char, st.sampled_from(list(" \u3000\u00a0ﬁ①ｶﾞ\u200b") + ["<sep>", "foo", "ab c", "  "])),
+    st.one_of(
+        busy_char, any_char,
+        st.sampled_from(list(" \u3000\u00a0ﬁ①ｶﾞ\u200b") + ["<sep>", "foo", "ab c", "  "]),
+        st.sampled_from(["e\u0301", "A\u030a", "\u0301", "n\u0303x", "c\u0327\u0301", "ab\u0308", "1\u20e3"]),
+    ),
     max_size=40,
 ).map("".join)
 
@@ -217,12 +244,13 @@ def test_fuzzed_models_give_only_format_errors(models: dict[str, str], name: str
 
 
 def test_command_line_loads_them_where_it_runs_them(models: dict[str, str]) -> None:
-    # encode, decode, count and show run them (tests/test_cli_spm_models.py); the rest say so
+    # encode, decode, count, show, diff, viz, stats and compare run them (tests/test_cli_spm_models.py,
+    # tests/test_cli_spm_analysis.py); the rest say so
     from bytepair.cli._common import CommandError, load_any, load_model
 
     assert isinstance(load_model(models["unigram"]), SentencePieceTokenizer)
-    with pytest.raises(CommandError, match="is a SentencePiece Unigram model; `bytepair viz` does not take"):
-        load_any(models["unigram"], command="viz")
+    with pytest.raises(CommandError, match="is a SentencePiece Unigram model; `bytepair trace` does not take"):
+        load_any(models["unigram"], command="trace")
 
 
 def test_lone_surrogates_are_replacement_characters(pairs: dict[str, tuple[SentencePieceTokenizer, Any]]) -> None:

@@ -24,13 +24,17 @@ from __future__ import annotations
 import math
 import os
 import secrets
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bytepair import _core
 from bytepair._api import Encoded, ModelInputs
 from bytepair.errors import BytepairError, UnknownTokenError
 from bytepair.tokenizer import _check_threads
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import DTypeLike, NDArray
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -260,18 +264,38 @@ class SentencePieceTokenizer(ModelInputs):
         index, so a seeded batch gives the same ids on any number of threads."""
         _check_threads(num_threads)
         sample = self._sample(enable_sampling, alpha, nbest_size, seed)
-        items = list(texts)
-        for t in items:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must be str, got {type(t).__name__}")
-        try:
-            lists = self._core.encode_batch(items, num_threads=num_threads, sample=sample)
-        except UnicodeEncodeError:
-            lists = self._core.encode_batch([_clean(t) for t in items], num_threads=num_threads,
-                                            sample=sample)
+        items = texts if type(texts) is list else list(texts)
+        lists = _batch(lambda ts: self._core.encode_batch(ts, num_threads=num_threads, sample=sample), items)
         if add_bos or add_eos:
             lists = [self._wrap(ids, add_bos, add_eos) for ids in lists]
         return lists
+
+    def encode_batch_numpy(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int | None = None,
+        dtype: DTypeLike | None = None,
+        enable_sampling: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        seed: int | None = None,
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """:meth:`encode_batch` as ``(ids, offsets)``: every id in one flat array (``dtype``:
+        ``uint16`` or ``uint32``; by default the smaller that holds every id), and text ``i``'s
+        ids at ``ids[offsets[i]:offsets[i + 1]]`` (``offsets`` is int64, one longer than
+        ``texts``). No Python list is made per text."""
+        import numpy as np
+
+        _check_threads(num_threads)
+        sample = self._sample(enable_sampling, alpha, nbest_size, seed)
+        dt = _id_dtype(len(self), dtype)
+        items = texts if type(texts) is list else list(texts)
+        ids, offsets = _batch(
+            lambda ts: self._core.encode_flat(ts, width=dt.itemsize, num_threads=num_threads, sample=sample), items
+        )
+        return (np.frombuffer(ids, dtype=dt.newbyteorder("<")).view(dt),
+                np.frombuffer(offsets, dtype="<i8").view(np.int64))
 
     def tokenize(self, text: str) -> list[str]:
         """The pieces of ``text`` (byte pieces as ``<0xNN>``), as ``encode(out_type=str)``."""
@@ -333,6 +357,37 @@ class SentencePieceTokenizer(ModelInputs):
         if offsets:
             return [self.encode_with_offsets(t) for t in texts]
         return [(ids, None) for ids in self.encode_batch(texts)]
+
+
+_T = TypeVar("_T")
+
+
+def _batch(encode: Callable[[list[str]], _T], items: list[str]) -> _T:
+    """``encode(items)``; a text that is not a str is a TypeError naming its type, and lone
+    surrogates become U+FFFD (checked only when the core cannot take the texts as they are)."""
+    try:
+        return encode(items)
+    except (TypeError, UnicodeEncodeError):
+        for t in items:
+            if not isinstance(t, str):
+                raise TypeError(f"texts must be str, got {type(t).__name__}") from None
+        return encode([_clean(t) for t in items])
+
+
+def _id_dtype(vocab_size: int, dtype: DTypeLike | None) -> np.dtype[Any]:
+    import numpy as np
+
+    if dtype is None:
+        return np.dtype(np.uint16) if vocab_size <= 1 << 16 else np.dtype(np.uint32)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise BytepairError(f"dtype must be uint16 or uint32, got {dtype!r}") from None
+    if dt not in (np.dtype(np.uint16), np.dtype(np.uint32)):
+        raise BytepairError(f"dtype must be uint16 or uint32, got {dt}")
+    if vocab_size > 1 << (8 * dt.itemsize):
+        raise BytepairError(f"the model's ids go up to {vocab_size - 1}, which does not fit in {dt}; use uint32")
+    return dt
 
 
 def _clean(text: str) -> str:

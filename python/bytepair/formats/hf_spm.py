@@ -42,12 +42,16 @@ import re
 import struct
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bytepair import _core, _spm_proto
 from bytepair.errors import BytepairError, FormatError, UnknownTokenError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.sentencepiece import SentencePieceTokenizer, _clean
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import DTypeLike, NDArray
 
 __all__ = ["HFSentencePieceTokenizer", "from_hf_spm", "is_hf_spm", "load_hf_spm"]
 
@@ -1011,6 +1015,28 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
             if not isinstance(t, str):
                 raise TypeError(f"texts must be str, got {type(t).__name__}")
         return [self.encode(t, add_bos=add_bos, add_eos=add_eos) for t in items]
+
+    def encode_batch_numpy(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int | None = None,
+        dtype: DTypeLike | None = None,
+        enable_sampling: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        seed: int | None = None,
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """:meth:`encode_batch` as ``(ids, offsets)``, as the ``.model`` class gives them."""
+        import numpy as np
+
+        from bytepair.sentencepiece import _id_dtype
+
+        lists = self.encode_batch(texts, num_threads=num_threads, enable_sampling=enable_sampling)
+        dt = _id_dtype(len(self), dtype)
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(ids) for ids in lists], out=offsets[1:])
+        return np.fromiter((i for ids in lists for i in ids), dtype=dt, count=int(offsets[-1])), offsets
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         raise BytepairError("offsets are not available yet for tokenizer.json files of the SentencePiece family")

@@ -26,7 +26,8 @@ type Learned = Vec<(String, f32)>;
 
 enum Counter {
     Bert(WordCounter<BertOptions>),
-    Spm(WordCounter<SpmSplit>),
+    // boxed: the SentencePiece normalizer makes this variant several times the other's size
+    Spm(Box<WordCounter<SpmSplit>>),
 }
 
 /// Calls the same method on whichever counter it is.
@@ -148,7 +149,7 @@ impl PyWordCounter {
         )
         .map_err(to_py)?;
         Ok(PyWordCounter {
-            counter: Counter::Spm(counter),
+            counter: Counter::Spm(Box::new(counter)),
             words: None,
         })
     }
