@@ -267,6 +267,13 @@ impl SentencePiece {
                 None
             },
         );
+        if let (false, Model::Unigram(m), Sampling::Best) = (want, &self.model, sampling) {
+            // straight to ids, without the (end, id) list the spans need
+            let bytes = self.byte_fallback.then_some(&self.byte_ids);
+            if m.encode_ids(&scratch.norm, ids, bytes) {
+                return;
+            }
+        }
         let mut pieces = std::mem::take(&mut scratch.pieces);
         self.pieces_of(&scratch.norm, sampling, &mut pieces);
         let mut start = 0;

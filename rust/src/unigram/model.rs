@@ -31,7 +31,16 @@ pub struct Trie {
     root: Vec<u32>,
     nodes: Vec<Node>,
     edges: Vec<u64>,
+    /// the children of nodes with many edges, 256 a node, by byte (`NONE`: no child): such a
+    /// node's `first` is where its 256 start here and its `count` is `DENSE`. The node after
+    /// `▁` has an edge for nearly every byte a word starts with, and scanning them was a third
+    /// of the search's time.
+    dense: Vec<u32>,
 }
+
+/// Nodes with more edges than this get a table of 256 children (`Trie::dense`).
+const DENSE_EDGES: u32 = 12;
+const DENSE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -113,6 +122,16 @@ impl Trie {
                 t.nodes[node as usize].count = (t.edges.len() - first) as u32;
             }
         }
+        for n in &mut t.nodes {
+            if n.count > DENSE_EDGES {
+                let table = t.dense.len();
+                t.dense.resize(table + 256, NONE);
+                for &e in &t.edges[n.first as usize..(n.first + n.count) as usize] {
+                    t.dense[table + (e as u8) as usize] = (e >> 8) as u32;
+                }
+                (n.first, n.count) = (table as u32, DENSE);
+            }
+        }
         t
     }
 
@@ -128,10 +147,14 @@ impl Trie {
                 f(len, n.value, n.score);
             }
             let Some(&b) = s.get(len) else { return };
-            let edges = &self.edges[n.first as usize..(n.first + n.count) as usize];
-            node = match edges.iter().find(|&&e| e as u8 == b) {
-                Some(&e) => (e >> 8) as u32,
-                None => NONE,
+            node = if n.count == DENSE {
+                self.dense[n.first as usize + b as usize]
+            } else {
+                let edges = &self.edges[n.first as usize..(n.first + n.count) as usize];
+                match edges.iter().find(|&&e| e as u8 == b) {
+                    Some(&e) => (e >> 8) as u32,
+                    None => NONE,
+                }
             };
             len += 1;
         }
@@ -166,22 +189,51 @@ pub struct Unigram {
     id: u64,
 }
 
-/// A word's best path, found in exact arithmetic: (end in the word, id, score) of each piece,
-/// and the least gap, over the positions the path ends a piece at, between the best way to
-/// reach the position and the second best (infinite where there is one way).
-struct Cached {
-    path: Box<[(u32, Rank, f32)]>,
-    margin: f64,
-}
-
+/// A thread's cache of words' best paths, found in exact arithmetic: for each word, the
+/// pieces of its path as (end in the word, id, score), and the least gap, over the positions
+/// the path ends a piece at, between the best way to reach the position and the second best
+/// (infinite where there is one way).
+///
+/// Laid out for the hit, which is most words of most text: an open-addressed table of 8-byte
+/// slots (a 32-bit tag of the word's hash, where its entry starts) and one arena of `u32`s
+/// holding each entry whole (margin, sizes, the word's bytes, the ids, the scores, the ends),
+/// so a hit touches a slot and one stretch of the arena. A hash map of boxed words to boxed
+/// paths took three scattered loads a word and a `memcmp` call (a fifth of encoding's time).
 #[derive(Default)]
 struct WordCache {
     model: u64,
-    words: rustc_hash::FxHashMap<Box<[u8]>, Cached>,
+    slots: Vec<(u32, u32)>,
+    arena: Vec<u32>,
+    len: usize,
 }
 
-/// Entries a thread's word cache holds before it is emptied; longer words are not cached.
+/// Where an entry's parts are in the arena.
+#[derive(Clone, Copy)]
+struct Entry {
+    at: usize,
+    key_words: usize,
+    n: usize,
+}
+
+impl Entry {
+    fn ids(self) -> std::ops::Range<usize> {
+        let i = self.at + 3 + self.key_words;
+        i..i + self.n
+    }
+    fn scores(self) -> std::ops::Range<usize> {
+        let i = self.at + 3 + self.key_words + self.n;
+        i..i + self.n
+    }
+    fn ends(self) -> std::ops::Range<usize> {
+        let i = self.at + 3 + self.key_words + 2 * self.n;
+        i..i + self.n
+    }
+}
+
+/// Entries a thread's word cache holds before it is emptied, and arena words; longer words
+/// are not cached.
 const CACHE_WORDS: usize = 1 << 16;
+const CACHE_ARENA: usize = 1 << 22;
 const CACHE_WORD_BYTES: usize = 256;
 
 static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -190,7 +242,104 @@ thread_local! {
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
 }
 
+/// The word's bytes as little-endian `u32`s, the last one padded with zeros.
+fn key_word(word: &[u8], i: usize) -> u32 {
+    let chunk = &word[4 * i..word.len().min(4 * i + 4)];
+    let mut b = [0u8; 4];
+    b[..chunk.len()].copy_from_slice(chunk);
+    u32::from_le_bytes(b)
+}
+
+impl WordCache {
+    fn reset(&mut self, model: u64) {
+        self.model = model;
+        self.slots.clear();
+        self.slots.resize(2 * CACHE_WORDS, (0, 0));
+        self.arena.clear();
+        self.len = 0;
+    }
+
+    fn hash(word: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        h.write(word);
+        h.write_usize(word.len());
+        h.finish()
+    }
+
+    fn entry(&self, at: usize) -> Entry {
+        let sizes = self.arena[at + 2];
+        let key_len = (sizes & 0xffff) as usize;
+        Entry {
+            at,
+            key_words: key_len.div_ceil(4),
+            n: (sizes >> 16) as usize,
+        }
+    }
+
+    fn margin(&self, e: Entry) -> f64 {
+        f64::from_bits(u64::from(self.arena[e.at]) | u64::from(self.arena[e.at + 1]) << 32)
+    }
+
+    fn find(&self, word: &[u8], hash: u64) -> Option<Entry> {
+        let mask = self.slots.len() - 1;
+        let tag = (hash >> 32) as u32 | 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let (t, at) = self.slots[i];
+            if t == 0 {
+                return None;
+            }
+            if t == tag {
+                let at = at as usize;
+                let e = self.entry(at);
+                if self.arena[at + 2] & 0xffff == word.len() as u32
+                    && (0..e.key_words).all(|k| self.arena[at + 3 + k] == key_word(word, k))
+                {
+                    return Some(e);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Keeps `word`'s path (the cache is emptied first when full).
+    fn insert(&mut self, word: &[u8], hash: u64, margin: f64, path: &[(u32, Rank, f32)]) -> Entry {
+        if self.len >= CACHE_WORDS || self.arena.len() >= CACHE_ARENA {
+            let model = self.model;
+            self.reset(model);
+        }
+        let at = self.arena.len();
+        let bits = margin.to_bits();
+        self.arena.push(bits as u32);
+        self.arena.push((bits >> 32) as u32);
+        self.arena
+            .push(word.len() as u32 | (path.len() as u32) << 16);
+        self.arena
+            .extend((0..word.len().div_ceil(4)).map(|k| key_word(word, k)));
+        self.arena.extend(path.iter().map(|p| p.1));
+        self.arena.extend(path.iter().map(|p| p.2.to_bits()));
+        self.arena.extend(path.iter().map(|p| p.0));
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        while self.slots[i].0 != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = ((hash >> 32) as u32 | 1, at as u32);
+        self.len += 1;
+        self.entry(at)
+    }
+}
+
 const SPACE: &[u8] = "\u{2581}".as_bytes();
+
+/// A word's pieces as `each_word` hands them over.
+enum Pieces<'a> {
+    /// from the cache: the entry's ids and ends
+    Cached(&'a WordCache, Entry),
+    /// from the 32-bit search: (end in the word, id)
+    Searched(&'a [(usize, Rank)]),
+}
 
 #[derive(Clone, Copy)]
 struct Best {
@@ -257,14 +406,80 @@ impl Unigram {
             self.encode_from(s, 0.0, out);
             return;
         }
+        self.each_word(s, |start, pieces| match pieces {
+            Pieces::Cached(cache, e) => {
+                let ends = &cache.arena[e.ends()];
+                let ids = &cache.arena[e.ids()];
+                out.extend(
+                    ends.iter()
+                        .zip(ids)
+                        .map(|(&end, &id)| (start + end as usize, id)),
+                );
+            }
+            Pieces::Searched(ps) => out.extend(ps.iter().map(|&(end, id)| (start + end, id))),
+        });
+    }
+
+    /// `encode`'s pieces as the ids sentencepiece's processor writes: each unknown piece as
+    /// the ids of its bytes (`bytes`: byte fallback), else each run of unknown pieces as one
+    /// unknown id. Without `by_words` it does nothing and returns false (`encode` then).
+    pub fn encode_ids(&self, s: &[u8], ids: &mut Vec<Rank>, bytes: Option<&[Rank; 256]>) -> bool {
+        if !self.by_words {
+            return false;
+        }
+        let unk = self.unk;
+        let mut last_unk = false;
+        // one piece, `s[start..end]`, as the processor writes it
+        let emit =
+            |ids: &mut Vec<Rank>, last_unk: &mut bool, start: usize, end: usize, id: Rank| {
+                if id != unk {
+                    ids.push(id);
+                    *last_unk = false;
+                    return;
+                }
+                match bytes {
+                    Some(b) => ids.extend(s[start..end].iter().map(|&x| b[x as usize])),
+                    None if !*last_unk => ids.push(unk),
+                    None => {}
+                }
+                *last_unk = true;
+            };
+        self.each_word(s, |start, pieces| match pieces {
+            Pieces::Cached(cache, e) => {
+                let word_ids = &cache.arena[e.ids()];
+                if !word_ids.contains(&unk) {
+                    ids.extend_from_slice(word_ids);
+                    last_unk &= word_ids.is_empty();
+                    return;
+                }
+                let mut at = start;
+                for (&end, &id) in cache.arena[e.ends()].iter().zip(word_ids) {
+                    emit(ids, &mut last_unk, at, start + end as usize, id);
+                    at = start + end as usize;
+                }
+            }
+            Pieces::Searched(ps) => {
+                let mut at = start;
+                for &(end, id) in ps {
+                    emit(ids, &mut last_unk, at, start + end, id);
+                    at = start + end;
+                }
+            }
+        });
+        true
+    }
+
+    /// Calls `f(start, pieces)` for each word of `s` (`by_words`: cut before each `▁`) in
+    /// order, with its pieces (ends relative to `start`) from the cache or from the search.
+    fn each_word(&self, s: &[u8], mut f: impl FnMut(usize, Pieces<'_>)) {
         WORDS.with(|cache| {
             let mut cache = cache.borrow_mut();
-            if cache.model != self.id {
-                cache.words.clear();
-                cache.model = self.id;
+            if cache.model != self.id || cache.slots.is_empty() {
+                cache.reset(self.id);
             }
             let mut total = 0f32;
             let mut start = 0;
+            let mut searched = Vec::new();
             let spaces = SPACE_FINDER.find_iter(s).filter(|&p| p > 0);
             for end in spaces.chain(std::iter::once(s.len())) {
                 let word = &s[start..end];
@@ -272,37 +487,36 @@ impl Unigram {
                 let bound =
                     2.0 * n * f64::from(f32::EPSILON) * (f64::from(total).abs() + n * self.max_abs)
                         + 1e-9;
-                // one look-up for a hit; a miss finds the word's exact path, kept below
-                let mut fresh: Option<Cached> = None;
-                let c: &Cached = match cache.words.get(word) {
-                    Some(c) => c,
-                    None => fresh.insert(self.exact(word)),
-                };
-                if c.margin > bound {
-                    for &(e, id, score) in c.path.iter() {
-                        out.push((start + e as usize, id));
-                        total += score;
-                    }
+                let entry = if word.len() <= CACHE_WORD_BYTES {
+                    let hash = WordCache::hash(word);
+                    Some(cache.find(word, hash).unwrap_or_else(|| {
+                        let (path, margin) = self.exact(word);
+                        cache.insert(word, hash, margin, &path)
+                    }))
                 } else {
-                    let at = out.len();
-                    total = self.encode_from(word, total, out);
-                    for o in &mut out[at..] {
-                        o.0 += start;
+                    None
+                };
+                match entry.filter(|&e| cache.margin(e) > bound) {
+                    Some(e) => {
+                        for &score in &cache.arena[e.scores()] {
+                            total += f32::from_bits(score);
+                        }
+                        f(start, Pieces::Cached(&cache, e));
                     }
-                }
-                if let Some(c) = fresh.filter(|_| word.len() <= CACHE_WORD_BYTES) {
-                    if cache.words.len() >= CACHE_WORDS {
-                        cache.words.clear();
+                    None => {
+                        searched.clear();
+                        total = self.encode_from(word, total, &mut searched);
+                        f(start, Pieces::Searched(&searched));
                     }
-                    cache.words.insert(word.into(), c);
                 }
                 start = end;
             }
         })
     }
 
-    /// A word's best path in exact (64-bit) arithmetic, with its margin (`Cached`).
-    fn exact(&self, s: &[u8]) -> Cached {
+    /// A word's best path in exact (64-bit) arithmetic, as (end, id, score) of each piece,
+    /// with its margin (`WordCache`).
+    fn exact(&self, s: &[u8]) -> (Vec<(u32, Rank, f32)>, f64) {
         let size = s.len();
         // (best, second best, start of best, id, score of the edge)
         let mut at: Vec<(f64, f64, u32, Rank, f32)> =
@@ -328,10 +542,7 @@ impl Unigram {
             end = start as usize;
         }
         path.reverse();
-        Cached {
-            path: path.into_boxed_slice(),
-            margin,
-        }
+        (path, margin)
     }
 
     /// The 32-bit search of `s` with the path before it at score `s0`: appends the pieces and
