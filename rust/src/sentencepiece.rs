@@ -14,6 +14,7 @@ use crate::bpe::spm::{self as spm_bpe, SpmBpe};
 use crate::error::{Error, Result};
 use crate::io::spm_model::{byte_of_piece, ModelType, PieceType, SpmModel};
 use crate::text::normalize::{Charsmap, Normalizer, NormalizerSpec, PrefixMatcher, SPACE_SYMBOL};
+use crate::text::word_cache::WordPieces;
 use crate::unigram::model::{self as unigram, Unigram};
 use crate::unigram::sample::Rng;
 use crate::Rank;
@@ -258,7 +259,7 @@ impl SentencePiece {
         mut spans: Option<&mut Vec<(usize, usize)>>,
     ) {
         let want = spans.is_some();
-        self.normalizer.normalize(
+        self.normalizer.normalize_marking(
             text,
             &mut scratch.norm,
             if want {
@@ -266,11 +267,23 @@ impl SentencePiece {
             } else {
                 None
             },
+            Some(&mut scratch.marks),
         );
-        if let (false, Model::Unigram(m), Sampling::Best) = (want, &self.model, sampling) {
-            // straight to ids, without the (end, id) list the spans need
-            let bytes = self.byte_fallback.then_some(&self.byte_ids);
-            if m.encode_ids(&scratch.norm, ids, bytes) {
+        if let (false, Sampling::Best) = (want, sampling) {
+            // word by word straight to ids, without the (end, id) list the spans need
+            let mut w = IdWriter {
+                unk: self.unk,
+                bytes: self.byte_fallback.then_some(&self.byte_ids),
+                last_unk: false,
+                text: &scratch.norm,
+                ids,
+            };
+            let marks = scratch.marks.iter().map(|&p| p as usize);
+            let by_words = match &self.model {
+                Model::Unigram(m) => m.each_word(&scratch.norm, marks, |at, p| w.word(at, p)),
+                Model::Bpe(m) => m.each_word(&scratch.norm, marks, |at, p| w.word(at, p)),
+            };
+            if by_words {
                 return;
             }
         }
@@ -376,8 +389,66 @@ impl SentencePiece {
 #[derive(Default)]
 pub struct Scratch {
     norm: Vec<u8>,
+    /// where each `▁` starts in `norm`
+    marks: Vec<u32>,
     offsets: Vec<usize>,
     pieces: Vec<(usize, Rank)>,
+}
+
+/// Writes a text's pieces as sentencepiece's processor writes their ids, word by word: each
+/// unknown piece as the ids of its bytes (`bytes`: byte fallback), else each run of unknown
+/// pieces as one unknown id (`pieces_of` and `encode_sampled_into` on the (end, id) list).
+struct IdWriter<'a> {
+    unk: Rank,
+    bytes: Option<&'a [Rank; 256]>,
+    /// the last piece written was unknown
+    last_unk: bool,
+    /// the normalized text
+    text: &'a [u8],
+    ids: &'a mut Vec<Rank>,
+}
+
+impl IdWriter<'_> {
+    #[inline]
+    fn word(&mut self, start: usize, pieces: WordPieces<'_>) {
+        match pieces {
+            WordPieces::Cached { ids, ends } => {
+                if !ids.contains(&self.unk) {
+                    self.ids.extend_from_slice(ids);
+                    self.last_unk &= ids.is_empty();
+                    return;
+                }
+                let mut at = start;
+                for (&end, &id) in ends.iter().zip(ids) {
+                    self.piece(at, start + end as usize, id);
+                    at = start + end as usize;
+                }
+            }
+            WordPieces::Searched(ps) => {
+                let mut at = start;
+                for &(end, id) in ps {
+                    self.piece(at, start + end, id);
+                    at = start + end;
+                }
+            }
+        }
+    }
+
+    fn piece(&mut self, start: usize, end: usize, id: Rank) {
+        if id != self.unk {
+            self.ids.push(id);
+            self.last_unk = false;
+            return;
+        }
+        match self.bytes {
+            Some(b) => self
+                .ids
+                .extend(self.text[start..end].iter().map(|&x| b[x as usize])),
+            None if !self.last_unk => self.ids.push(self.unk),
+            None => {}
+        }
+        self.last_unk = true;
+    }
 }
 
 fn push_unescaped(out: &mut String, piece: &str) {

@@ -18,6 +18,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::text::normalize::{char_len, PrefixMatcher, SPACE_FINDER};
+use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::unigram::sample::Rng;
 use crate::Rank;
 
@@ -48,22 +49,10 @@ pub struct SpmBpe {
     id: u64,
 }
 
-/// A word's pieces as (end in the word, id).
-type Pieces = Box<[(u32, Rank)]>;
-
-/// The words a thread encoded last, for one model at a time.
-#[derive(Default)]
-struct WordCache {
-    model: u64,
-    words: FxHashMap<Box<[u8]>, Pieces>,
-}
-
-/// Entries a thread's word cache holds before it is emptied.
-const CACHE_WORDS: usize = 1 << 16;
-
 static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 thread_local! {
+    /// Each word's pieces as the payload `[ids.., ends..]`.
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
 }
 
@@ -157,38 +146,59 @@ impl SpmBpe {
 
     /// Appends the pieces of `s` (normalized text) to `out` as (end byte, id), in order.
     pub fn encode(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
+        let by_words = self.each_word(s, SPACE_FINDER.find_iter(s), |start, pieces| match pieces {
+            WordPieces::Cached { ids, ends } => out.extend(
+                ends.iter()
+                    .zip(ids)
+                    .map(|(&end, &id)| (start + end as usize, id)),
+            ),
+            WordPieces::Searched(ps) => out.extend(ps.iter().map(|&(end, id)| (start + end, id))),
+        });
+        if !by_words {
+            self.encode_text(s, out, None);
+        }
+    }
+
+    /// Calls `f(start, pieces)` for each word of `s` (a `▁` and what follows, up to the next;
+    /// `marks`: where each `▁` starts, in order) in order, with its pieces (ends relative to `start`) from the cache or encoded alone;
+    /// without `by_words` it does nothing and returns false.
+    pub fn each_word(
+        &self,
+        s: &[u8],
+        marks: impl Iterator<Item = usize>,
+        mut f: impl FnMut(usize, WordPieces<'_>),
+    ) -> bool {
         if !self.by_words {
-            return self.encode_text(s, out, None);
+            return false;
         }
         WORDS.with(|cache| {
             let mut cache = cache.borrow_mut();
-            if cache.model != self.id {
-                cache.words.clear();
-                cache.model = self.id;
-            }
+            cache.ready(self.id);
             let mut start = 0;
-            let spaces = SPACE_FINDER.find_iter(s).filter(|&p| p > 0);
-            for end in spaces.chain(std::iter::once(s.len())) {
+            let mut pieces = Vec::new();
+            let mut payload = Vec::new();
+            for end in marks.filter(|&p| p > 0).chain(std::iter::once(s.len())) {
                 let word = &s[start..end];
-                if let Some(hit) = cache.words.get(word) {
-                    out.extend(hit.iter().map(|&(e, id)| (start + e as usize, id)));
+                let hash = WordCache::hash(word);
+                if let Some(at) = cache.find(word, hash) {
+                    let p = cache.payload(at);
+                    let (ids, ends) = p.split_at(p.len() / 2);
+                    f(start, WordPieces::Cached { ids, ends });
                 } else {
-                    let at = out.len();
-                    self.encode_text(word, out, None);
-                    if word.len() <= 256 {
-                        let entry = out[at..].iter().map(|&(e, id)| (e as u32, id)).collect();
-                        if cache.words.len() >= CACHE_WORDS {
-                            cache.words.clear();
-                        }
-                        cache.words.insert(word.into(), entry);
+                    pieces.clear();
+                    self.encode_text(word, &mut pieces, None);
+                    if word.len() <= CACHE_WORD_BYTES {
+                        payload.clear();
+                        payload.extend(pieces.iter().map(|p| p.1));
+                        payload.extend(pieces.iter().map(|p| p.0 as u32));
+                        cache.insert(word, hash, &payload);
                     }
-                    for o in &mut out[at..] {
-                        o.0 += start;
-                    }
+                    f(start, WordPieces::Searched(&pieces));
                 }
                 start = end;
             }
-        })
+        });
+        true
     }
 
     /// `encode` with BPE-dropout (Provilkov et al. 2020) as sentencepiece samples it: each merge,

@@ -25,8 +25,12 @@ pub static SPACE_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 pub struct Charsmap {
     units: Vec<u32>,
     strings: Vec<u8>,
-    /// What each ASCII byte is to the normalizer's fast path (`Normalizer::plain_run`).
+    /// What each ASCII byte is to the normalizer's fast path (`Normalizer::plain_run`), and
+    /// where its runs stop
     ascii: [Ascii; 128],
+    stop: [bool; 256],
+    /// some rule's key starts with a space
+    space_keyed: bool,
 }
 
 /// What an ASCII byte is to `Normalizer::plain_run`.
@@ -47,6 +51,19 @@ static PLAIN_ASCII: [Ascii; 128] = {
     t[b' ' as usize] = Ascii::Hard;
     t
 };
+
+/// Where a run of plain bytes stops for these classes: a non-ASCII or a hard byte.
+const fn stops(class: &[Ascii; 128]) -> [bool; 256] {
+    let mut t = [true; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = matches!(class[b], Ascii::Hard);
+        b += 1;
+    }
+    t
+}
+
+static PLAIN_STOP: [bool; 256] = stops(&PLAIN_ASCII);
 
 impl Charsmap {
     /// Reads a blob; the error says what is wrong (the caller names the file and field).
@@ -100,7 +117,10 @@ impl Charsmap {
             units,
             strings,
             ascii: PLAIN_ASCII,
+            stop: PLAIN_STOP,
+            space_keyed: false,
         };
+        map.space_keyed = map.child(map.root(), b' ').is_some();
         for b in 0..128u8 {
             let Some((node, key)) = map.child(map.root(), b) else {
                 continue;
@@ -115,6 +135,7 @@ impl Charsmap {
                 }
             };
         }
+        map.stop = stops(&map.ascii);
         Ok(map)
     }
 
@@ -244,22 +265,32 @@ impl Normalizer {
     /// the most of normalizing's time.
     #[inline]
     fn plain_run(&self, s: &[u8]) -> usize {
-        let class = self.charsmap.as_ref().map_or(&PLAIN_ASCII, |m| &m.ascii);
+        let (class, stop) = self
+            .charsmap
+            .as_ref()
+            .map_or((&PLAIN_ASCII, &PLAIN_STOP), |m| (&m.ascii, &m.stop));
         let user = self.user.ascii_starts;
-        for (i, &b) in s.iter().enumerate() {
-            if b >= 0x80 {
-                return i;
+        if user != 0 {
+            for (i, &b) in s.iter().enumerate() {
+                let soft_ok = || s.get(i + 1).is_none_or(|&n| n < 0x80);
+                if b >= 0x80
+                    || user >> b & 1 == 1
+                    || class[b as usize] == Ascii::Hard
+                    || (class[b as usize] == Ascii::Soft && !soft_ok())
+                {
+                    return i;
+                }
             }
-            match class[b as usize] {
-                Ascii::Plain => {}
-                Ascii::Soft if s.get(i + 1).is_none_or(|&n| n < 0x80) => {}
-                _ => return i,
-            }
-            if user != 0 && user >> b & 1 == 1 {
-                return i;
-            }
+            return s.len();
         }
-        s.len()
+        // up to the first non-ASCII or hard byte; then a soft byte right before a non-ASCII
+        // one is not plain (only the last byte of the run can be followed by one)
+        let mut i = s.iter().position(|&b| stop[b as usize]).unwrap_or(s.len());
+        if i > 0 && s.get(i).is_some_and(|&b| b >= 0x80) && class[s[i - 1] as usize] == Ascii::Soft
+        {
+            i -= 1;
+        }
+        i
     }
 
     /// The replacement of the text at the start of `s` and how many bytes it takes.
@@ -285,10 +316,26 @@ impl Normalizer {
 
     /// Normalizes `text` into `out` (cleared first; valid UTF-8). With `offsets`, also the
     /// original byte offset of each output byte, plus one entry for the end.
-    pub fn normalize(&self, text: &str, out: &mut Vec<u8>, mut offsets: Option<&mut Vec<usize>>) {
+    pub fn normalize(&self, text: &str, out: &mut Vec<u8>, offsets: Option<&mut Vec<usize>>) {
+        self.normalize_marking(text, out, offsets, None)
+    }
+
+    /// `normalize`, and with `marks`, where each `▁` starts in `out`, in order (what
+    /// `SPACE_FINDER` would find there): the encoders cut words there, and finding them again
+    /// in the output cost a search call a word.
+    pub fn normalize_marking(
+        &self,
+        text: &str,
+        out: &mut Vec<u8>,
+        mut offsets: Option<&mut Vec<usize>>,
+        mut marks: Option<&mut Vec<u32>>,
+    ) {
         out.clear();
         if let Some(o) = offsets.as_deref_mut() {
             o.clear();
+        }
+        if let Some(m) = marks.as_deref_mut() {
+            m.clear();
         }
         let spec = &self.spec;
         let mut input = text.as_bytes();
@@ -314,16 +361,31 @@ impl Normalizer {
         } else {
             b" "
         };
-        let push =
-            |out: &mut Vec<u8>, offsets: &mut Option<&mut Vec<usize>>, bytes: &[u8], at: usize| {
-                out.extend_from_slice(bytes);
-                if let Some(o) = offsets.as_deref_mut() {
-                    o.extend(std::iter::repeat_n(at, bytes.len()));
+        let push = |out: &mut Vec<u8>,
+                    offsets: &mut Option<&mut Vec<usize>>,
+                    marks: &mut Option<&mut Vec<u32>>,
+                    bytes: &[u8],
+                    at: usize| {
+            if let Some(m) = marks.as_deref_mut() {
+                // a `▁` written: the space symbol, or one in a character or replacement
+                if bytes == SPACE_SYMBOL.as_bytes() {
+                    m.push(out.len() as u32);
+                } else if bytes.contains(&0xe2) {
+                    let base = out.len() as u32;
+                    m.extend(SPACE_FINDER.find_iter(bytes).map(|p| base + p as u32));
                 }
-            };
+            }
+            out.extend_from_slice(bytes);
+            if let Some(o) = offsets.as_deref_mut() {
+                o.extend(std::iter::repeat_n(at, bytes.len()));
+            }
+        };
         if !spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
-            push(out, &mut offsets, space, consumed);
+            push(out, &mut offsets, &mut marks, space, consumed);
         }
+        // a space no rule or user symbol starts is its own replacement: handled here, not by
+        // `prefix` (a space is about one byte in six of prose)
+        let plain_space = self.plain_space();
         let mut prev_space = spec.remove_extra_whitespaces;
         while !input.is_empty() {
             let run = self.plain_run(input);
@@ -337,6 +399,16 @@ impl Normalizer {
                 prev_space = false;
                 continue;
             }
+            if plain_space && input[0] == b' ' {
+                // as below for a replacement " "
+                if !prev_space {
+                    push(out, &mut offsets, &mut marks, space, consumed);
+                }
+                prev_space = spec.remove_extra_whitespaces;
+                consumed += 1;
+                input = &input[1..];
+                continue;
+            }
             let (rep, n) = self.prefix(input);
             let mut rep = rep;
             if prev_space {
@@ -346,12 +418,12 @@ impl Normalizer {
             }
             if !rep.is_empty() {
                 if !rep.contains(&b' ') {
-                    push(out, &mut offsets, rep, consumed);
+                    push(out, &mut offsets, &mut marks, rep, consumed);
                 } else {
                     for &b in rep {
                         let one = [b];
                         let bytes = if b == b' ' { space } else { &one[..] };
-                        push(out, &mut offsets, bytes, consumed);
+                        push(out, &mut offsets, &mut marks, bytes, consumed);
                     }
                 }
                 prev_space = rep.last() == Some(&b' ');
@@ -370,14 +442,26 @@ impl Normalizer {
                     consumed = o[len];
                     o.truncate(len);
                 }
+                if let Some(m) = marks.as_deref_mut() {
+                    while m.last().is_some_and(|&p| p as usize >= len) {
+                        m.pop();
+                    }
+                }
             }
         }
         if spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
-            push(out, &mut offsets, space, consumed);
+            push(out, &mut offsets, &mut marks, space, consumed);
         }
         if let Some(o) = offsets {
             o.push(consumed);
         }
+    }
+
+    /// Whether a space is its own replacement (no rule's key and no user symbol starts with
+    /// it), so that `normalize` need not look it up.
+    fn plain_space(&self) -> bool {
+        self.user.ascii_starts >> b' ' & 1 == 0
+            && self.charsmap.as_ref().is_none_or(|m| !m.space_keyed)
     }
 }
 
@@ -416,6 +500,48 @@ mod tests {
         assert_eq!(norm(&n, " a  b "), "\u{2581}a\u{2581}\u{2581}b\u{2581}");
         let n = plain(true, true, false);
         assert_eq!(norm(&n, " a  b "), " a b");
+    }
+
+    /// `normalize_marking`'s marks are where `▁` is in the output, for every whitespace
+    /// option, with `▁` written in the text and inside user symbols.
+    #[test]
+    fn marks_are_where_the_space_symbols_are() {
+        let mut rng = crate::unigram::sample::Rng::new(5);
+        let parts = [
+            "a",
+            "bc",
+            " ",
+            "  ",
+            "\u{2581}",
+            "\u{e9}",
+            "x\u{2581}y",
+            "u s",
+            "\t",
+            "\u{3000}",
+        ];
+        for round in 0..400 {
+            let bits = round % 16;
+            let mut n = plain(bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
+            n.spec.treat_whitespace_as_suffix = bits & 8 != 0;
+            if round % 3 == 0 {
+                n.user = PrefixMatcher::new(["u s", "x\u{2581}y"]);
+            }
+            let mut text = String::new();
+            for _ in 0..(rng.next_u64() % 12) {
+                text.push_str(parts[(rng.next_u64() % parts.len() as u64) as usize]);
+            }
+            let (mut out, mut marks, mut again) = (Vec::new(), Vec::new(), Vec::new());
+            n.normalize_marking(&text, &mut out, None, Some(&mut marks));
+            n.normalize(&text, &mut again, None);
+            assert_eq!(out, again, "{text:?}");
+            let want: Vec<u32> = SPACE_FINDER.find_iter(&out).map(|p| p as u32).collect();
+            assert_eq!(
+                marks,
+                want,
+                "{text:?} -> {:?}",
+                String::from_utf8_lossy(&out)
+            );
+        }
     }
 
     #[test]

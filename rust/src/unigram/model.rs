@@ -11,6 +11,7 @@
 //! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::{char_len, SPACE_FINDER};
+use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -189,157 +190,26 @@ pub struct Unigram {
     id: u64,
 }
 
-/// A thread's cache of words' best paths, found in exact arithmetic: for each word, the
-/// pieces of its path as (end in the word, id, score), and the least gap, over the positions
-/// the path ends a piece at, between the best way to reach the position and the second best
-/// (infinite where there is one way).
-///
-/// Laid out for the hit, which is most words of most text: an open-addressed table of 8-byte
-/// slots (a 32-bit tag of the word's hash, where its entry starts) and one arena of `u32`s
-/// holding each entry whole (margin, sizes, the word's bytes, the ids, the scores, the ends),
-/// so a hit touches a slot and one stretch of the arena. A hash map of boxed words to boxed
-/// paths took three scattered loads a word and a `memcmp` call (a fifth of encoding's time).
-#[derive(Default)]
-struct WordCache {
-    model: u64,
-    slots: Vec<(u32, u32)>,
-    arena: Vec<u32>,
-    len: usize,
-}
-
-/// Where an entry's parts are in the arena.
-#[derive(Clone, Copy)]
-struct Entry {
-    at: usize,
-    key_words: usize,
-    n: usize,
-}
-
-impl Entry {
-    fn ids(self) -> std::ops::Range<usize> {
-        let i = self.at + 3 + self.key_words;
-        i..i + self.n
-    }
-    fn scores(self) -> std::ops::Range<usize> {
-        let i = self.at + 3 + self.key_words + self.n;
-        i..i + self.n
-    }
-    fn ends(self) -> std::ops::Range<usize> {
-        let i = self.at + 3 + self.key_words + 2 * self.n;
-        i..i + self.n
-    }
-}
-
-/// Entries a thread's word cache holds before it is emptied, and arena words; longer words
-/// are not cached.
-const CACHE_WORDS: usize = 1 << 16;
-const CACHE_ARENA: usize = 1 << 22;
-const CACHE_WORD_BYTES: usize = 256;
-
 static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 thread_local! {
+    /// Each word's best path found in exact arithmetic, as the payload
+    /// `[margin (f64 in two u32s), ids.., scores (f32 bits).., ends..]`: the margin is the least
+    /// gap, over the positions the path ends a piece at, between the best way to reach the
+    /// position and the second best (infinite where there is one way).
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
+    /// `each_word`'s buffers (kept: texts are often a line each, and most of a line's words hit)
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
 }
 
-/// The word's bytes as little-endian `u32`s, the last one padded with zeros.
-fn key_word(word: &[u8], i: usize) -> u32 {
-    let chunk = &word[4 * i..word.len().min(4 * i + 4)];
-    let mut b = [0u8; 4];
-    b[..chunk.len()].copy_from_slice(chunk);
-    u32::from_le_bytes(b)
-}
-
-impl WordCache {
-    fn reset(&mut self, model: u64) {
-        self.model = model;
-        self.slots.clear();
-        self.slots.resize(2 * CACHE_WORDS, (0, 0));
-        self.arena.clear();
-        self.len = 0;
-    }
-
-    fn hash(word: &[u8]) -> u64 {
-        use std::hash::Hasher;
-        let mut h = rustc_hash::FxHasher::default();
-        h.write(word);
-        h.write_usize(word.len());
-        h.finish()
-    }
-
-    fn entry(&self, at: usize) -> Entry {
-        let sizes = self.arena[at + 2];
-        let key_len = (sizes & 0xffff) as usize;
-        Entry {
-            at,
-            key_words: key_len.div_ceil(4),
-            n: (sizes >> 16) as usize,
-        }
-    }
-
-    fn margin(&self, e: Entry) -> f64 {
-        f64::from_bits(u64::from(self.arena[e.at]) | u64::from(self.arena[e.at + 1]) << 32)
-    }
-
-    fn find(&self, word: &[u8], hash: u64) -> Option<Entry> {
-        let mask = self.slots.len() - 1;
-        let tag = (hash >> 32) as u32 | 1;
-        let mut i = hash as usize & mask;
-        loop {
-            let (t, at) = self.slots[i];
-            if t == 0 {
-                return None;
-            }
-            if t == tag {
-                let at = at as usize;
-                let e = self.entry(at);
-                if self.arena[at + 2] & 0xffff == word.len() as u32
-                    && (0..e.key_words).all(|k| self.arena[at + 3 + k] == key_word(word, k))
-                {
-                    return Some(e);
-                }
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Keeps `word`'s path (the cache is emptied first when full).
-    fn insert(&mut self, word: &[u8], hash: u64, margin: f64, path: &[(u32, Rank, f32)]) -> Entry {
-        if self.len >= CACHE_WORDS || self.arena.len() >= CACHE_ARENA {
-            let model = self.model;
-            self.reset(model);
-        }
-        let at = self.arena.len();
-        let bits = margin.to_bits();
-        self.arena.push(bits as u32);
-        self.arena.push((bits >> 32) as u32);
-        self.arena
-            .push(word.len() as u32 | (path.len() as u32) << 16);
-        self.arena
-            .extend((0..word.len().div_ceil(4)).map(|k| key_word(word, k)));
-        self.arena.extend(path.iter().map(|p| p.1));
-        self.arena.extend(path.iter().map(|p| p.2.to_bits()));
-        self.arena.extend(path.iter().map(|p| p.0));
-        let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
-        while self.slots[i].0 != 0 {
-            i = (i + 1) & mask;
-        }
-        self.slots[i] = ((hash >> 32) as u32 | 1, at as u32);
-        self.len += 1;
-        self.entry(at)
-    }
+#[derive(Default)]
+struct Buffers {
+    searched: Vec<(usize, Rank)>,
+    lattice: Vec<(f64, f64, u32, Rank, f32)>,
+    payload: Vec<u32>,
 }
 
 const SPACE: &[u8] = "\u{2581}".as_bytes();
-
-/// A word's pieces as `each_word` hands them over.
-enum Pieces<'a> {
-    /// from the cache: the entry's ids and ends
-    Cached(&'a WordCache, Entry),
-    /// from the 32-bit search: (end in the word, id)
-    Searched(&'a [(usize, Rank)]),
-}
 
 #[derive(Clone, Copy)]
 struct Best {
@@ -406,121 +276,94 @@ impl Unigram {
             self.encode_from(s, 0.0, out);
             return;
         }
-        self.each_word(s, |start, pieces| match pieces {
-            Pieces::Cached(cache, e) => {
-                let ends = &cache.arena[e.ends()];
-                let ids = &cache.arena[e.ids()];
-                out.extend(
-                    ends.iter()
-                        .zip(ids)
-                        .map(|(&end, &id)| (start + end as usize, id)),
-                );
-            }
-            Pieces::Searched(ps) => out.extend(ps.iter().map(|&(end, id)| (start + end, id))),
+        self.each_word(s, SPACE_FINDER.find_iter(s), |start, pieces| match pieces {
+            WordPieces::Cached { ids, ends } => out.extend(
+                ends.iter()
+                    .zip(ids)
+                    .map(|(&end, &id)| (start + end as usize, id)),
+            ),
+            WordPieces::Searched(ps) => out.extend(ps.iter().map(|&(end, id)| (start + end, id))),
         });
     }
 
-    /// `encode`'s pieces as the ids sentencepiece's processor writes: each unknown piece as
-    /// the ids of its bytes (`bytes`: byte fallback), else each run of unknown pieces as one
-    /// unknown id. Without `by_words` it does nothing and returns false (`encode` then).
-    pub fn encode_ids(&self, s: &[u8], ids: &mut Vec<Rank>, bytes: Option<&[Rank; 256]>) -> bool {
+    /// Calls `f(start, pieces)` for each word of `s` (cut before each `▁`: `marks`, where each
+    /// `▁` starts, in order) with
+    /// its pieces (ends relative to `start`) from the cache or from the search; without
+    /// `by_words` it does nothing and returns false.
+    pub fn each_word(
+        &self,
+        s: &[u8],
+        marks: impl Iterator<Item = usize>,
+        mut f: impl FnMut(usize, WordPieces<'_>),
+    ) -> bool {
         if !self.by_words {
             return false;
         }
-        let unk = self.unk;
-        let mut last_unk = false;
-        // one piece, `s[start..end]`, as the processor writes it
-        let emit =
-            |ids: &mut Vec<Rank>, last_unk: &mut bool, start: usize, end: usize, id: Rank| {
-                if id != unk {
-                    ids.push(id);
-                    *last_unk = false;
-                    return;
+        WORDS.with_borrow_mut(|cache| {
+            BUFFERS.with_borrow_mut(|buffers| {
+                cache.ready(self.id);
+                let mut total = 0f32;
+                let mut start = 0;
+                let Buffers {
+                    searched,
+                    lattice,
+                    payload,
+                } = buffers;
+                for end in marks.filter(|&p| p > 0).chain(std::iter::once(s.len())) {
+                    let word = &s[start..end];
+                    let n = word.len() as f64;
+                    let bound = 2.0
+                        * n
+                        * f64::from(f32::EPSILON)
+                        * (f64::from(total).abs() + n * self.max_abs)
+                        + 1e-9;
+                    let entry = (word.len() <= CACHE_WORD_BYTES).then(|| {
+                        let hash = WordCache::hash(word);
+                        cache.find(word, hash).unwrap_or_else(|| {
+                            self.exact(word, lattice, payload);
+                            cache.insert(word, hash, payload)
+                        })
+                    });
+                    let cached = entry.map(|at| cache.payload(at)).filter(|p| {
+                        f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32) > bound
+                    });
+                    match cached {
+                        Some(p) => {
+                            let k = (p.len() - 2) / 3;
+                            for &score in &p[2 + k..2 + 2 * k] {
+                                total += f32::from_bits(score);
+                            }
+                            f(
+                                start,
+                                WordPieces::Cached {
+                                    ids: &p[2..2 + k],
+                                    ends: &p[2 + 2 * k..],
+                                },
+                            );
+                        }
+                        None => {
+                            searched.clear();
+                            total = self.encode_from(word, total, searched);
+                            f(start, WordPieces::Searched(searched));
+                        }
+                    }
+                    start = end;
                 }
-                match bytes {
-                    Some(b) => ids.extend(s[start..end].iter().map(|&x| b[x as usize])),
-                    None if !*last_unk => ids.push(unk),
-                    None => {}
-                }
-                *last_unk = true;
-            };
-        self.each_word(s, |start, pieces| match pieces {
-            Pieces::Cached(cache, e) => {
-                let word_ids = &cache.arena[e.ids()];
-                if !word_ids.contains(&unk) {
-                    ids.extend_from_slice(word_ids);
-                    last_unk &= word_ids.is_empty();
-                    return;
-                }
-                let mut at = start;
-                for (&end, &id) in cache.arena[e.ends()].iter().zip(word_ids) {
-                    emit(ids, &mut last_unk, at, start + end as usize, id);
-                    at = start + end as usize;
-                }
-            }
-            Pieces::Searched(ps) => {
-                let mut at = start;
-                for &(end, id) in ps {
-                    emit(ids, &mut last_unk, at, start + end, id);
-                    at = start + end;
-                }
-            }
+            })
         });
         true
     }
 
-    /// Calls `f(start, pieces)` for each word of `s` (`by_words`: cut before each `▁`) in
-    /// order, with its pieces (ends relative to `start`) from the cache or from the search.
-    fn each_word(&self, s: &[u8], mut f: impl FnMut(usize, Pieces<'_>)) {
-        WORDS.with(|cache| {
-            let mut cache = cache.borrow_mut();
-            if cache.model != self.id || cache.slots.is_empty() {
-                cache.reset(self.id);
-            }
-            let mut total = 0f32;
-            let mut start = 0;
-            let mut searched = Vec::new();
-            let spaces = SPACE_FINDER.find_iter(s).filter(|&p| p > 0);
-            for end in spaces.chain(std::iter::once(s.len())) {
-                let word = &s[start..end];
-                let n = word.len() as f64;
-                let bound =
-                    2.0 * n * f64::from(f32::EPSILON) * (f64::from(total).abs() + n * self.max_abs)
-                        + 1e-9;
-                let entry = if word.len() <= CACHE_WORD_BYTES {
-                    let hash = WordCache::hash(word);
-                    Some(cache.find(word, hash).unwrap_or_else(|| {
-                        let (path, margin) = self.exact(word);
-                        cache.insert(word, hash, margin, &path)
-                    }))
-                } else {
-                    None
-                };
-                match entry.filter(|&e| cache.margin(e) > bound) {
-                    Some(e) => {
-                        for &score in &cache.arena[e.scores()] {
-                            total += f32::from_bits(score);
-                        }
-                        f(start, Pieces::Cached(&cache, e));
-                    }
-                    None => {
-                        searched.clear();
-                        total = self.encode_from(word, total, &mut searched);
-                        f(start, Pieces::Searched(&searched));
-                    }
-                }
-                start = end;
-            }
-        })
-    }
-
-    /// A word's best path in exact (64-bit) arithmetic, as (end, id, score) of each piece,
-    /// with its margin (`WordCache`).
-    fn exact(&self, s: &[u8]) -> (Vec<(u32, Rank, f32)>, f64) {
+    /// A word's best path in exact (64-bit) arithmetic with its margin, as the cache's
+    /// payload (`WORDS`) in `payload`.
+    fn exact(&self, s: &[u8], at: &mut Vec<(f64, f64, u32, Rank, f32)>, payload: &mut Vec<u32>) {
         let size = s.len();
         // (best, second best, start of best, id, score of the edge)
-        let mut at: Vec<(f64, f64, u32, Rank, f32)> =
-            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY, u32::MAX, 0, 0.0); size + 1];
+        at.clear();
+        at.resize(
+            size + 1,
+            (f64::NEG_INFINITY, f64::NEG_INFINITY, u32::MAX, 0, 0.0),
+        );
         at[0].0 = 0.0;
         self.for_each_edge(s, |start, end, id, score| {
             let cand = at[start].0 + f64::from(score);
@@ -532,17 +375,28 @@ impl Unigram {
                 t.1 = cand;
             }
         });
-        let mut path = Vec::new();
-        let mut margin = f64::INFINITY;
+        // the path from the end: [margin, ids.., scores.., ends..] filled back to front
+        let mut n = 0;
         let mut end = size;
+        while end > 0 {
+            n += 1;
+            end = at[end].2 as usize;
+        }
+        payload.clear();
+        payload.resize(2 + 3 * n, 0);
+        let mut margin = f64::INFINITY;
+        let (mut k, mut end) = (n, size);
         while end > 0 {
             let (best, second, start, id, score) = at[end];
             margin = margin.min(best - second);
-            path.push((end as u32, id, score));
+            k -= 1;
+            payload[2 + k] = id;
+            payload[2 + n + k] = score.to_bits();
+            payload[2 + 2 * n + k] = end as u32;
             end = start as usize;
         }
-        path.reverse();
-        (path, margin)
+        let bits = margin.to_bits();
+        payload[..2].copy_from_slice(&[bits as u32, (bits >> 32) as u32]);
     }
 
     /// The 32-bit search of `s` with the path before it at score `s0`: appends the pieces and
