@@ -50,7 +50,12 @@ def max_id(tok: Tokenizer) -> int:
 def id_dtype(tok: Tokenizer, dtype: DTypeLike | None = None) -> np.dtype[Any]:
     """The dtype for the tokenizer's ids: ``dtype`` if given (checked), else the smallest of
     ``uint16`` / ``uint32`` that holds the largest id."""
-    top = max_id(tok)
+    return dtype_for(max_id(tok), dtype)
+
+
+def dtype_for(top: int, dtype: DTypeLike | None = None) -> np.dtype[Any]:
+    """The dtype for ids up to ``top``, of any model kind: ``dtype`` if given (checked), else the
+    smallest of ``uint16`` / ``uint32`` that holds ``top``."""
     if dtype is None:
         return np.dtype(np.uint16) if top < 1 << 16 else np.dtype(np.uint32)
     try:

@@ -375,19 +375,9 @@ def _batch(encode: Callable[[list[str]], _T], items: list[str]) -> _T:
 
 
 def _id_dtype(vocab_size: int, dtype: DTypeLike | None) -> np.dtype[Any]:
-    import numpy as np
+    from bytepair.arrays import dtype_for
 
-    if dtype is None:
-        return np.dtype(np.uint16) if vocab_size <= 1 << 16 else np.dtype(np.uint32)
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise BytepairError(f"dtype must be uint16 or uint32, got {dtype!r}") from None
-    if dt not in (np.dtype(np.uint16), np.dtype(np.uint32)):
-        raise BytepairError(f"dtype must be uint16 or uint32, got {dt}")
-    if vocab_size > 1 << (8 * dt.itemsize):
-        raise BytepairError(f"the model's ids go up to {vocab_size - 1}, which does not fit in {dt}; use uint32")
-    return dt
+    return dtype_for(vocab_size - 1, dtype)
 
 
 def _clean(text: str) -> str:

@@ -416,19 +416,9 @@ class WordPieceTokenizer(ModelInputs, Inspect):
         for t in texts:
             _check_text(t)
         num_threads = _check_threads(num_threads)
-        top = self.vocab_size - 1
-        dt: np.dtype[Any]
-        if dtype is None:
-            dt = np.dtype(np.uint16) if top < 1 << 16 else np.dtype(np.uint32)
-        else:
-            try:
-                dt = np.dtype(dtype)
-            except TypeError:
-                raise BytepairError(f"dtype must be uint16 or uint32, got {dtype!r}") from None
-            if dt not in (np.dtype(np.uint16), np.dtype(np.uint32)):
-                raise BytepairError(f"dtype must be uint16 or uint32, got {dt}")
-            if top >= 1 << (8 * dt.itemsize):
-                raise BytepairError(f"the tokenizer's ids go up to {top}, which does not fit in {dt}; use uint32")
+        from bytepair.arrays import dtype_for
+
+        dt = dtype_for(self.vocab_size - 1, dtype)
         try:
             ids, offsets = self._core.encode_batch_flat(texts, width=dt.itemsize, num_threads=num_threads)
         except UnicodeEncodeError:

@@ -89,18 +89,9 @@ def eot_id(tok: SentencePieceTokenizer, eot: str | int | None) -> int | None:
 
 def id_dtype(tok: SentencePieceTokenizer, dtype: DTypeLike | None) -> np.dtype[Any]:
     """As ``bytepair.arrays.id_dtype``: ``dtype`` checked, else the smallest that holds every id."""
-    top = tok.vocab_size - 1
-    if dtype is None:
-        return np.dtype(np.uint16) if top < 1 << 16 else np.dtype(np.uint32)
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise BytepairError(f"dtype must be uint16 or uint32, got {dtype!r}") from None
-    if dt not in (np.dtype(np.uint16), np.dtype(np.uint32)):
-        raise BytepairError(f"dtype must be uint16 or uint32, got {dt}")
-    if top >= 1 << (8 * dt.itemsize):
-        raise BytepairError(f"the model's ids go up to {top}, which does not fit in {dt}; use uint32")
-    return dt
+    from bytepair.arrays import dtype_for
+
+    return dtype_for(tok.vocab_size - 1, dtype)
 
 
 def sampling(
