@@ -14,7 +14,7 @@ The pipeline (performance and design notes):
   documents already written, drops the first tokens of the document a shard ended in, and
   writes the same bytes as a run that was never stopped.
 - SentencePiece models take the same pipeline with whole documents as units (their normalizer
-  sees a document whole), encoded by ``SentencePieceTokenizer.encode_batch``; seeded sampling
+  sees a document whole), encoded by ``SentencePieceTokenizer.encode_batch_numpy``; seeded sampling
   draws each document from its index in the corpus, not its batch: ``corpus/spm.py``.
 
 Where the time went (profiled with py-spy and per-stage timers on o200k, 40-50 MB of the bench

@@ -3,10 +3,10 @@
 
 SentencePiece normalizes a document as a whole (``remove_extra_whitespaces`` joins runs of
 spaces and newlines; the dummy prefix goes before the text's start), so a document is never cut:
-each is one text of ``SentencePieceTokenizer.encode_batch``, which spreads a batch's documents
+each is one text of ``SentencePieceTokenizer.encode_batch_numpy``, which spreads a batch's documents
 over the threads. A plain-text file is one document, read whole.
 
-Sampling (``enable_sampling``): ``encode_batch`` gives text ``i`` of a call a seed made from the
+Sampling (``enable_sampling``): ``encode_batch_numpy`` gives text ``i`` of a call a seed made from the
 call's ``seed`` and ``i``, the same on any number of threads. A document's draw must not depend
 on the batch it fell in (batches are cut by bytes, and a resumed run starts its first batch where
 the last run's manifest says), so documents are numbered over the whole corpus and gathered in
