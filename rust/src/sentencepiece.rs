@@ -259,17 +259,15 @@ impl SentencePiece {
         mut spans: Option<&mut Vec<(usize, usize)>>,
     ) {
         let want = spans.is_some();
+        // the word path (no offsets, the best segmentation) cuts words at the marks
+        let by_words = !want && matches!(sampling, Sampling::Best);
         self.normalizer.normalize_marking(
             text,
             &mut scratch.norm,
-            if want {
-                Some(&mut scratch.offsets)
-            } else {
-                None
-            },
-            Some(&mut scratch.marks),
+            want.then_some(&mut scratch.offsets),
+            by_words.then_some(&mut scratch.marks),
         );
-        if let (false, Sampling::Best) = (want, sampling) {
+        if by_words {
             // word by word straight to ids, without the (end, id) list the spans need
             let mut w = IdWriter {
                 unk: self.unk,

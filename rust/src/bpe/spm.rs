@@ -18,7 +18,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::text::normalize::{char_len, PrefixMatcher, SPACE_FINDER};
-use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{words, WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::unigram::sample::Rng;
 use crate::Rank;
 
@@ -174,11 +174,9 @@ impl SpmBpe {
         WORDS.with(|cache| {
             let mut cache = cache.borrow_mut();
             cache.ready(self.id);
-            let mut start = 0;
             let mut pieces = Vec::new();
             let mut payload = Vec::new();
-            for end in marks.filter(|&p| p > 0).chain(std::iter::once(s.len())) {
-                let word = &s[start..end];
+            for (start, word) in words(s, marks) {
                 let hash = WordCache::hash(word);
                 if let Some(at) = cache.find(word, hash) {
                     let p = cache.payload(at);
@@ -195,7 +193,6 @@ impl SpmBpe {
                     }
                     f(start, WordPieces::Searched(&pieces));
                 }
-                start = end;
             }
         });
         true

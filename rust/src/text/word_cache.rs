@@ -34,6 +34,20 @@ pub enum WordPieces<'a> {
     Searched(&'a [(usize, Rank)]),
 }
 
+/// The words of normalized text `s` as (start, word): cut before each `▁` (`marks`, where each
+/// starts, in order), the first word starting at 0 whether or not it has one.
+pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut start = 0;
+    marks
+        .filter(|&p| p > 0)
+        .chain(std::iter::once(s.len()))
+        .map(move |end| {
+            let word = (start, &s[start..end]);
+            start = end;
+            word
+        })
+}
+
 /// The word's bytes as little-endian `u32`s, the last one padded with zeros.
 #[inline]
 fn key_word(word: &[u8], i: usize) -> u32 {

@@ -11,7 +11,7 @@
 //! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::{char_len, SPACE_FINDER};
-use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{words, WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -303,14 +303,12 @@ impl Unigram {
             BUFFERS.with_borrow_mut(|buffers| {
                 cache.ready(self.id);
                 let mut total = 0f32;
-                let mut start = 0;
                 let Buffers {
                     searched,
                     lattice,
                     payload,
                 } = buffers;
-                for end in marks.filter(|&p| p > 0).chain(std::iter::once(s.len())) {
-                    let word = &s[start..end];
+                for (start, word) in words(s, marks) {
                     let n = word.len() as f64;
                     let bound = 2.0
                         * n
@@ -347,7 +345,6 @@ impl Unigram {
                             f(start, WordPieces::Searched(searched));
                         }
                     }
-                    start = end;
                 }
             })
         });
