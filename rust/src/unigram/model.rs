@@ -24,34 +24,76 @@ pub enum Kind {
     Reserved,
 }
 
-/// A trie of byte strings, each with a value and a score: a dense table at the root, then
-/// nodes numbered breadth first (a node and its siblings are near each other), each one 16
-/// bytes holding its value, score and edge run, the edges packed as `target << 8 | label`.
+/// A trie of byte strings, each with a value and a score, as a double array: the child of the
+/// node at `p` by byte `b` is the unit at `units[p].base + b` when that unit's `check` is `p`. A
+/// unit holds its node's value and score too, so each step of a walk reads one 16-byte unit.
+/// The linked trie before it (a node, then its run of edges) read two places a step, and both
+/// missed the caches: 75 % of the search's samples sat on those two loads (`NOTES.md`).
 #[derive(Clone, Debug, Default)]
 pub struct Trie {
-    root: Vec<u32>,
-    nodes: Vec<Node>,
-    edges: Vec<u64>,
-    /// the children of nodes with many edges, 256 a node, by byte (`NONE`: no child): such a
-    /// node's `first` is where its 256 start here and its `count` is `DENSE`. The node after
-    /// `▁` has an edge for nearly every byte a word starts with, and scanning them was a third
-    /// of the search's time.
-    dense: Vec<u32>,
+    units: Vec<Unit>,
 }
-
-/// Nodes with more edges than this get a table of 256 children (`Trie::dense`).
-const DENSE_EDGES: u32 = 12;
-const DENSE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
-struct Node {
+struct Unit {
+    /// the parent's index; `NONE`: a free unit (the root's is `NONE` too, and no child is
+    /// ever placed at 0)
+    check: u32,
+    /// where the children start; 0 for a leaf (no unit names a leaf as its parent)
+    base: u32,
     value: Rank,
     score: f32,
-    first: u32,
-    count: u32,
 }
 
+const FREE: Unit = Unit {
+    check: NONE,
+    base: 0,
+    value: NONE,
+    score: 0.0,
+};
+
 const NONE: u32 = u32::MAX;
+
+/// The free units of a double array being built: `find(i)` is the first free index at or after
+/// `i` (the array grows as needed), by union-find over "the next free one" links, so a search
+/// for a place skips runs of used units in near-constant time.
+struct FreeUnits {
+    next: Vec<u32>,
+}
+
+impl FreeUnits {
+    fn find(&mut self, i: usize) -> usize {
+        let mut r = i;
+        loop {
+            if r >= self.next.len() {
+                let n = self.next.len();
+                self.next.extend((n..=r.max(2 * n)).map(|k| k as u32));
+            }
+            let n = self.next[r] as usize;
+            if n == r {
+                break;
+            }
+            r = n;
+        }
+        // path compression
+        let mut k = i;
+        while k != r {
+            let n = self.next[k] as usize;
+            self.next[k] = r as u32;
+            k = n;
+        }
+        r
+    }
+
+    fn is_free(&mut self, i: usize) -> bool {
+        self.find(i) == i
+    }
+
+    fn take(&mut self, i: usize) {
+        self.find(i + 1);
+        self.next[i] = (i + 1) as u32;
+    }
+}
 
 impl Trie {
     /// Builds from (key, value, score) triples; keys must be distinct and non-empty.
@@ -74,24 +116,23 @@ impl Trie {
                 .then_with(|| keys[a.1 as usize].0.cmp(keys[b.1 as usize].0))
         });
         let keys: Vec<(&[u8], Rank, f32)> = order.iter().map(|&(_, i)| keys[i as usize]).collect();
-        let mut t = Trie {
-            root: vec![NONE; 256],
-            ..Default::default()
-        };
-        let blank = Node {
-            value: NONE,
-            score: 0.0,
-            first: 0,
-            count: 0,
-        };
-        // node 0 is the root (its edges live in `root`)
-        t.nodes.push(blank);
-        // Queue of (node, lo, hi, depth): keys[lo..hi] share their first `depth` bytes and none
-        // of them ends at `depth` (the one that does is the node's value, set already). First
-        // in, first out: children are numbered level by level.
-        let mut queue = std::collections::VecDeque::from([(0u32, 0usize, keys.len(), 0usize)]);
+        let mut units = vec![FREE];
+        let mut free = FreeUnits { next: vec![1] };
+        free.take(0);
+        // Where a node's first child is tried: the free units, less those that failed as such
+        // `TRIES` times (they stay free for other children). Without this a node with many
+        // children tried every hole left behind, and a 256k-piece model took seconds to build.
+        const TRIES: u8 = 4;
+        let mut starts = FreeUnits { next: vec![1] };
+        starts.take(0);
+        let mut failed: Vec<u8> = Vec::new();
+        let mut labels: Vec<(u8, usize, usize)> = Vec::with_capacity(256);
+        // Queue of (unit, lo, hi, depth): keys[lo..hi] share their first `depth` bytes and none
+        // of them ends at `depth` (the one that does is the unit's value, set already). First
+        // in, first out: a node's children are placed before its grandchildren, near them.
+        let mut queue = std::collections::VecDeque::from([(0usize, 0usize, keys.len(), 0usize)]);
         while let Some((node, lo, hi, depth)) = queue.pop_front() {
-            let first = t.edges.len();
+            labels.clear();
             let mut i = lo;
             while i < hi {
                 let b = keys[i].0[depth];
@@ -99,65 +140,83 @@ impl Trie {
                 while j < hi && keys[j].0[depth] == b {
                     j += 1;
                 }
-                let child = t.nodes.len() as u32;
-                let mut rest = i;
-                let mut n = blank;
-                if keys[i].0.len() == depth + 1 {
-                    rest += 1;
-                    n.value = keys[i].1;
-                    n.score = keys[i].2;
-                }
-                t.nodes.push(n);
-                if node == 0 {
-                    t.root[b as usize] = child;
-                } else {
-                    t.edges.push((u64::from(child) << 8) | u64::from(b));
-                }
-                if rest < j {
-                    queue.push_back((child, rest, j, depth + 1));
-                }
+                labels.push((b, i, j));
                 i = j;
             }
-            if node != 0 {
-                t.nodes[node as usize].first = first as u32;
-                t.nodes[node as usize].count = (t.edges.len() - first) as u32;
+            if labels.is_empty() {
+                continue; // no keys at all
             }
-        }
-        for n in &mut t.nodes {
-            if n.count > DENSE_EDGES {
-                let table = t.dense.len();
-                t.dense.resize(table + 256, NONE);
-                for &e in &t.edges[n.first as usize..(n.first + n.count) as usize] {
-                    t.dense[table + (e as u8) as usize] = (e >> 8) as u32;
+            // the first base >= 1 at which every child's unit is free
+            let (c0, last) = (labels[0].0 as usize, labels[labels.len() - 1].0 as usize);
+            let mut t = starts.find(c0 + 1);
+            let base = loop {
+                let base = t - c0;
+                if free.is_free(t)
+                    && labels[1..]
+                        .iter()
+                        .all(|&(c, ..)| free.is_free(base + c as usize))
+                {
+                    break base;
                 }
-                (n.first, n.count) = (table as u32, DENSE);
+                if failed.len() <= t {
+                    failed.resize(t + 1, 0);
+                }
+                failed[t] += 1;
+                if failed[t] >= TRIES || !free.is_free(t) {
+                    starts.take(t);
+                }
+                t = starts.find(t + 1);
+            };
+            if units.len() <= base + last {
+                units.resize(base + last + 1, FREE);
+            }
+            units[node].base = base as u32;
+            for &(c, i, j) in &labels {
+                let at = base + c as usize;
+                free.take(at);
+                if starts.is_free(at) {
+                    starts.take(at);
+                }
+                let mut rest = i;
+                let mut unit = Unit {
+                    check: node as u32,
+                    ..FREE
+                };
+                if keys[i].0.len() == depth + 1 {
+                    rest += 1;
+                    unit.value = keys[i].1;
+                    unit.score = keys[i].2;
+                }
+                units[at] = unit;
+                if rest < j {
+                    queue.push_back((at, rest, j, depth + 1));
+                }
             }
         }
-        t
+        // every `base + byte` of a walk stays inside the array
+        let bound = units.iter().map(|u| u.base as usize).max().unwrap_or(0) + 256;
+        if units.len() < bound {
+            units.resize(bound, FREE);
+        }
+        units.shrink_to_fit();
+        Trie { units }
     }
 
     /// Calls `f(length, value, score)` for every key that starts `s`, shortest first.
     #[inline]
     pub fn prefixes(&self, s: &[u8], mut f: impl FnMut(usize, Rank, f32)) {
-        let Some(&b0) = s.first() else { return };
-        let mut node = self.root[b0 as usize];
-        let mut len = 1;
-        while node != NONE {
-            let n = self.nodes[node as usize];
-            if n.value != NONE {
-                f(len, n.value, n.score);
+        let units = &self.units[..];
+        let (mut node, mut base) = (0u32, units[0].base);
+        for (i, &b) in s.iter().enumerate() {
+            let t = base + u32::from(b);
+            let u = units[t as usize];
+            if u.check != node {
+                return;
             }
-            let Some(&b) = s.get(len) else { return };
-            node = if n.count == DENSE {
-                self.dense[n.first as usize + b as usize]
-            } else {
-                let edges = &self.edges[n.first as usize..(n.first + n.count) as usize];
-                match edges.iter().find(|&&e| e as u8 == b) {
-                    Some(&e) => (e >> 8) as u32,
-                    None => NONE,
-                }
-            };
-            len += 1;
+            if u.value != NONE {
+                f(i + 1, u.value, u.score);
+            }
+            (node, base) = (t, u.base);
         }
     }
 
@@ -475,6 +534,64 @@ mod tests {
         assert_eq!(got, vec![(1, 1), (2, 2), (3, 3)]);
         assert_eq!(t.get(b"abd"), Some(5));
         assert_eq!(t.get(b"c"), None);
+    }
+
+    /// The double array against a naive search, on random key sets: small alphabets (deep,
+    /// narrow tries), all 256 bytes (wide nodes, bytes 0 and 255), and many keys sharing a
+    /// prefix (a node with every child), probing keys, their prefixes and extensions.
+    #[test]
+    fn trie_matches_naive() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..60 {
+            let alphabet = [2u64, 3, 16, 256][round % 4];
+            let count = 1 + (next() % 600) as usize;
+            let mut keys: Vec<Vec<u8>> = (0..count)
+                .map(|_| {
+                    let len = 1 + (next() % 9) as usize;
+                    let mut k: Vec<u8> = (0..len).map(|_| (next() % alphabet) as u8).collect();
+                    if round % 5 == 0 {
+                        k.insert(0, 7); // many keys under one child
+                    }
+                    k
+                })
+                .collect();
+            keys.sort();
+            keys.dedup();
+            let triples: Vec<(&[u8], Rank, f32)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.as_slice(), i as Rank * 3, i as f32 * -0.5))
+                .collect();
+            let t = Trie::new(triples.clone());
+            for probe in 0..400 {
+                let text: Vec<u8> = if probe % 2 == 0 {
+                    let mut k = keys[(next() % keys.len() as u64) as usize].clone();
+                    k.extend((0..next() % 4).map(|_| (next() % alphabet) as u8));
+                    k
+                } else {
+                    (0..1 + next() % 10)
+                        .map(|_| (next() % alphabet) as u8)
+                        .collect()
+                };
+                let mut got = Vec::new();
+                t.prefixes(&text, |l, v, sc| got.push((l, v, sc)));
+                let mut want: Vec<(usize, Rank, f32)> = triples
+                    .iter()
+                    .filter(|(k, ..)| text.starts_with(k))
+                    .map(|&(k, v, sc)| (k.len(), v, sc))
+                    .collect();
+                want.sort_by_key(|w| w.0);
+                assert_eq!(got, want, "round {round}, text {text:?}");
+            }
+        }
+        let empty = Trie::new(Vec::new());
+        empty.prefixes(b"abc", |_, _, _| panic!("no keys"));
     }
 
     /// The word cache never changes a result: `encode` (words, cached, exact paths where the
