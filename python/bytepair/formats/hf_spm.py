@@ -44,7 +44,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from bytepair import _core, _spm_proto
+from bytepair import _core, _hf_unicode, _spm_proto
 from bytepair.errors import BytepairError, FormatError, UnknownTokenError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.sentencepiece import SentencePieceTokenizer, _clean
@@ -211,7 +211,7 @@ def _normalizer(node: Any, path: str, refuse: _Refuse) -> list[Step]:
         return [s for k, n in enumerate(inner) for s in _normalizer(n, f"{path}.normalizers[{k}]", refuse)]
     if kind in ("NFC", "NFD", "NFKC", "NFKD"):
         form: Any = kind
-        return [lambda s: unicodedata.normalize(form, s)]
+        return [lambda s: _hf_unicode.normalize(form, s)]
     if kind == "Lowercase":
         return [str.lower]
     if kind == "StripAccents":  # drops nonspacing marks (ALBERT, XLNet: after NFKD)

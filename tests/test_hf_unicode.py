@@ -1,0 +1,70 @@
+"""Unicode normal forms as Hugging Face ``tokenizers`` computes them (``bytepair._hf_unicode``),
+against ``tokenizers`` itself on every code point."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bytepair import _hf_unicode
+
+normalizers = pytest.importorskip("tokenizers.normalizers")
+
+FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+
+
+def _theirs() -> dict[str, object]:
+    return {f: getattr(normalizers, f)() for f in FORMS}
+
+
+def test_every_code_point_alone_and_among_marks() -> None:
+    theirs = _theirs()
+    wrong = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        c = chr(cp)
+        texts = [c]
+        if unicodedata.combining(c):  # where a newer combining class would reorder marks
+            texts += ["a" + c + "\u0301", "a\u0316" + c, "e\u0301" + c]
+        for t in texts:
+            for f in FORMS:
+                want = theirs[f].normalize_str(t)  # type: ignore[attr-defined]
+                if _hf_unicode.normalize(f, t) != want:
+                    wrong.append((f, hex(cp), t, want))
+    assert wrong == []
+
+
+def test_newer_code_points_are_those_unicodedata_changes() -> None:
+    """Each range of NEWER is needed: unicodedata changes every code point in it, in some form or
+    beside some mark, where tokenizers does not."""
+    theirs = _theirs()
+    for a, b in _hf_unicode.NEWER:
+        for cp in range(a, b + 1):
+            c = chr(cp)
+            texts = [c, "a" + c + "\u0301", "a\u0316" + c, "e\u0301" + c]
+            assert any(
+                unicodedata.normalize(f, t) != theirs[f].normalize_str(t)  # type: ignore[attr-defined]
+                for f in FORMS
+                for t in texts
+            ), hex(cp)
+
+
+NEWER_CHARS = [chr(cp) for a, b in _hf_unicode.NEWER for cp in range(a, b + 1)]
+MIXED = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(NEWER_CHARS),
+        st.sampled_from(list("aeAE \u0301\u0316\u0327\u00e9\u2167\ufb01")),
+        st.characters(exclude_categories=("Cs",)),
+    ),
+    max_size=24,
+)
+
+
+@given(text=MIXED, form=st.sampled_from(FORMS))
+def test_texts_with_newer_code_points(text: str, form: str) -> None:
+    theirs = _theirs()[form]
+    assert _hf_unicode.normalize(form, text) == theirs.normalize_str(text)  # type: ignore[arg-type, attr-defined]
