@@ -18,7 +18,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::text::normalize::{char_len, PrefixMatcher, SPACE_FINDER};
-use crate::text::word_cache::{words, WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{hashed_words, WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::unigram::sample::Rng;
 use crate::Rank;
 
@@ -176,8 +176,10 @@ impl SpmBpe {
             cache.ready(self.id);
             let mut pieces = Vec::new();
             let mut payload = Vec::new();
-            for (start, word) in words(s, marks) {
-                let hash = WordCache::hash(word);
+            for (start, word, hash, next) in hashed_words(s, marks) {
+                if let Some(h) = next {
+                    cache.prefetch(h);
+                }
                 if let Some(at) = cache.find(word, hash) {
                     let p = cache.payload(at);
                     let (ids, ends) = p.split_at(p.len() / 2);

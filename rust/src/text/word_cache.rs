@@ -48,6 +48,22 @@ pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item
         })
 }
 
+/// `words`, each with its `WordCache::hash` and the next word's: the encoders prefetch the next
+/// word's slot (`WordCache::prefetch`) while they look the current one up. On a first pass most
+/// lookups miss, and the slot's load was a third of the time outside the search (`perf`).
+pub fn hashed_words<'s>(
+    s: &'s [u8],
+    marks: impl Iterator<Item = usize> + 's,
+) -> impl Iterator<Item = (usize, &'s [u8], u64, Option<u64>)> + 's {
+    let mut it = words(s, marks)
+        .map(|(start, w)| (start, w, WordCache::hash(w)))
+        .peekable();
+    std::iter::from_fn(move || {
+        let (start, w, h) = it.next()?;
+        Some((start, w, h, it.peek().map(|n| n.2)))
+    })
+}
+
 /// The word's bytes as little-endian `u32`s, the last one padded with zeros.
 #[inline]
 fn key_word(word: &[u8], i: usize) -> u32 {
@@ -83,6 +99,15 @@ impl WordCache {
         let mut h = rustc_hash::FxHasher::default();
         h.write(word);
         h.finish()
+    }
+
+    /// Asks for the slot a word hashed to `hash` is looked up in first.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            let i = hash as usize & (self.slots.len() - 1);
+            crate::bpe::encode::prefetch_at(self.slots.as_ptr().wrapping_add(i));
+        }
     }
 
     /// Where `word`'s payload is in the arena (`payload`), if it is kept.

@@ -11,7 +11,7 @@
 //! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::{char_len, SPACE_FINDER};
-use crate::text::word_cache::{words, WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{hashed_words, WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -367,7 +367,10 @@ impl Unigram {
                     lattice,
                     payload,
                 } = buffers;
-                for (start, word) in words(s, marks) {
+                for (start, word, hash, next) in hashed_words(s, marks) {
+                    if let Some(h) = next {
+                        cache.prefetch(h);
+                    }
                     let n = word.len() as f64;
                     let bound = 2.0
                         * n
@@ -375,7 +378,6 @@ impl Unigram {
                         * (f64::from(total).abs() + n * self.max_abs)
                         + 1e-9;
                     let entry = (word.len() <= CACHE_WORD_BYTES).then(|| {
-                        let hash = WordCache::hash(word);
                         cache.find(word, hash).unwrap_or_else(|| {
                             self.exact(word, lattice, payload);
                             cache.insert(word, hash, payload)
