@@ -2,8 +2,10 @@
 """Superword training (SuperBPE's second stage) against ordinary BPE: time, peak RSS, pieces.
 
 On a prefix of the corpus (default 32 MiB of bench/corpus/mixed.txt, cut after a newline),
-each run in its own fresh process (peak RSS is the child's ``ru_maxrss``, the interpreter
-and the extension included):
+each run in its own fresh process. Peak RSS is the child's ``VmHWM`` (interpreter, extension
+and base tokenizer included), not its ``ru_maxrss``: Linux carries ``ru_maxrss`` over fork and
+exec, so a child would report its parent's peak when that is higher. CPU seconds are the
+child's user + system time (``wait4``), wall seconds the train call's:
 
 1. stage 1: ordinary BPE (gpt4 pattern) to ``--transition`` tokens;
 2. stage 1 continued to ``--vocab`` with the same pattern (the baseline SuperBPE compares with:
@@ -13,8 +15,10 @@ and the extension included):
 4. stage 2 with ``max_pieces`` (the bounded-memory count).
 
 Then bytes per token of each tokenizer on held-out text (the ``--held-out`` MiB after the
-prefix). These are benchmarks, not tests. Example:
+prefix). ``--only`` picks runs (stage 1 always runs: it is the base). These are benchmarks,
+not tests. Example:
   python bench/bench_superword.py --mb 32 --transition 16384 --vocab 32768 --max-pieces 1000000
+  python bench/bench_superword.py --mb 1024 --only s1,s2c --max-pieces 250000
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,29 +50,53 @@ def child(spec: dict[str, object]) -> None:
     tok = bytepair.train(str(spec["path"]), vocab_size=int(spec["vocab"]), base=base, **options)  # type: ignore[call-overload, arg-type]
     seconds = time.perf_counter() - t0
     tok.save(str(spec["out"]))
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     info = tok.training
-    print(json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024, "distinct": info["distinct_pieces"],
+    print(json.dumps({"seconds": seconds, "peak_mb": peak_kb() / 1024, "distinct": info["distinct_pieces"],
                       "pruned": info.get("pruned"), "timing": info["seconds"]}))
 
 
+def peak_kb() -> int:
+    """This process's own peak RSS in KiB: VmHWM where /proc has it, else ru_maxrss."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def run(spec: dict[str, object]) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(spec)], check=True, capture_output=True, text=True
-    )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], stdout=out)
+        _, status, ru = os.wait4(proc.pid, 0)  # the child's own rusage
+        if status:
+            raise SystemExit(f"child failed (status {status}): {spec}")
+        out.seek(0)
+        result: dict[str, object] = json.loads(out.read().strip().splitlines()[-1])
+    result["cpu"] = ru.ru_utime + ru.ru_stime
     return result
+
+
+def copy_until_newline(src: IO[bytes], dst: IO[bytes], n: int) -> int:
+    """Copies about n bytes (then on to the end of the line), in 1 MiB reads so that this
+    process stays small (a child's ru_maxrss would include it; see the module docstring)."""
+    done = 0
+    while done < n:
+        chunk = src.read(min(1 << 20, n - done))
+        if not chunk:
+            return done
+        dst.write(chunk)
+        done += len(chunk)
+    rest = src.readline()
+    dst.write(rest)
+    return done + len(rest)
 
 
 def prefix(src: Path, n: int, held: int, tmp: str) -> tuple[str, str]:
     """The first ~n bytes of src (cut after a newline) and the next ~held bytes, as files."""
-    with open(src, "rb") as f:
-        data = f.read(n + held + (1 << 16))
-    cut = data.rfind(b"\n", 0, n) + 1 or n
-    end = data.rfind(b"\n", cut, cut + held) + 1 or cut + held
     train, test = os.path.join(tmp, "train.txt"), os.path.join(tmp, "held_out.txt")
-    Path(train).write_bytes(data[:cut])
-    Path(test).write_bytes(data[cut:end])
+    with open(src, "rb") as f, open(train, "wb") as a, open(test, "wb") as b:
+        copy_until_newline(f, a, n)
+        copy_until_newline(f, b, held)
     return train, test
 
 
@@ -80,6 +109,9 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=32768)
     ap.add_argument("--words", type=int, default=4)
     ap.add_argument("--max-pieces", type=int, default=1_000_000)
+    ap.add_argument("--only", default="s1,s1b,s2,s2c",
+                    help="runs: s1 stage 1, s1b stage 1 continued, s2 stage 2, s2c stage 2 capped")
+    ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
@@ -102,8 +134,10 @@ def main() -> None:
              {"vocab": args.vocab, "base": t.format("s1"), "superword": True, "words": args.words,
               "max_pieces": args.max_pieces, "out": t.format("s2c")}),
         ]
+        only = set(args.only.split(",")) | {"s1"}
+        runs = [r for r in runs if Path(str(r[1]["out"])).stem in only]
         text = Path(held_out).read_text()
-        rows = [["run", "vocab", "seconds", "count s", "merge s", "peak RSS MB", "distinct pieces", "pruned", "bytes/token"]]
+        rows = [["run", "vocab", "seconds", "CPU s", "count s", "merge s", "peak RSS MB", "distinct pieces", "pruned", "bytes/token"]]
         for name, spec in runs:
             r = run({"path": path, **spec})
             tok = bytepair.Tokenizer.from_file(str(spec["out"]))
@@ -111,15 +145,17 @@ def main() -> None:
             timing = r["timing"]
             assert isinstance(timing, dict)
             pruned = r["pruned"]
-            rows.append([name, f"{spec['vocab']:,}", f"{r['seconds']:.1f}", f"{timing['counting']:.1f}",
+            rows.append([name, f"{spec['vocab']:,}", f"{r['seconds']:.1f}", f"{r['cpu']:.1f}", f"{timing['counting']:.1f}",
                          f"{timing['merging']:.1f}", f"{r['peak_mb']:.0f}", f"{r['distinct']:,}",
                          f"{pruned['pieces']:,} in {pruned['prunes']}" if isinstance(pruned, dict) else "-",
                          f"{bpt:.3f}"])
             print(" | ".join(rows[-1]), flush=True)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        if args.json:
+            Path(args.json).write_text(json.dumps({"corpus": args.corpus, "bytes": size, "rows": rows}, indent=1))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         print()
-        for i, r in enumerate(rows):
-            print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        for i, row in enumerate(rows):
+            print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
             if i == 0:
                 print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 

@@ -240,6 +240,41 @@ def test_max_pieces_policy_is_exact_and_deterministic(cap: int) -> None:
         assert prunes >= 1
 
 
+def test_capped_table_stays_bounded_as_the_input_grows(tmp_path) -> None:
+    """Memory of a capped count follows the cap and the block size, not the input: the most
+    table entries ever held (``peak_entries``, all workers' shards, taken where the table is
+    largest: just before a prune) stay at most ``max_pieces`` plus the pieces of one block (each
+    byte starts at most one piece; a file is counted one block plus the uncut end of the previous
+    at a time), for a file 8 times as long. Without the cap they follow the input."""
+    rng = random.Random(7)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 7))) for _ in range(5000)]
+
+    def text(n_bytes: int) -> str:
+        lines, size = [], 0
+        while size < n_bytes:  # lines start with a letter: the file can be cut after each
+            line = " ".join(rng.choice(vocab) for _ in range(rng.randint(4, 12))) + ".\n"
+            lines.append(line)
+            size += len(line)
+        return "".join(lines)
+
+    p, cap, block = PATTERNS["superword"], 200, 4096
+    peaks = []
+    for n in (64 << 10, 512 << 10):
+        path = tmp_path / f"t{n}.txt"
+        path.write_text(text(n))
+        capped = _core.PieceCounter(p, [], block_bytes=block, max_pieces=cap, newline_cuts=True)
+        capped.add_file(str(path))
+        assert capped.pruned[0] >= n // (8 * block)  # pruned over and over
+        peaks.append(capped.peak_entries)
+        unbounded = _core.PieceCounter(p, [], block_bytes=block, newline_cuts=True)
+        unbounded.add_file(str(path))
+        unbounded_peak = unbounded.peak_entries
+        distinct = len(unbounded.take_counts())
+        assert unbounded_peak >= distinct
+    assert all(cap < peak <= cap + 2 * block for peak in peaks), peaks
+    assert distinct > 2 * (cap + 2 * block)  # the bound is not met by the text alone
+
+
 def test_train_with_max_pieces(stages: tuple[bytepair.Tokenizer, bytepair.Tokenizer], tmp_path) -> None:
     one, _ = stages
     docs = corpus(300, 1)

@@ -673,8 +673,14 @@ def train(
     one block), when more than ``max_pieces`` distinct pieces are held, every piece whose count
     is at most k is dropped, k the smallest count that leaves at most ``max_pieces``; a dropped
     piece that occurs again is counted from zero. The result depends only on the text (not on
-    threads); what was dropped is in ``tok.training["pruned"]``. Memory: ``max_pieces`` pieces
-    plus the new pieces of one block. ``None`` (default): no bound.
+    threads); what was dropped is in ``tok.training["pruned"]``. Memory, whatever the input's
+    size: the table holds at most ``max_pieces`` + P entries, P the pieces of one block (at most
+    one per byte of it; in practice its distinct pieces, about 150,000 to 360,000 per 16 MiB of
+    mixed text), at about 100 bytes an entry (longer pieces more), plus two blocks of text and
+    the interpreter, extension and base; merging then works on at most ``max_pieces`` pieces.
+    Threads do not enter (an occurrence adds at most one entry, and the workers' tables are
+    summed at every prune); each source keeps its own table until merging. A document is never
+    split, so a single document larger than a block is one block. ``None`` (default): no bound.
 
     ``tie_break`` chooses among pairs of equal count: ``"lexicographic"`` (the pair with the
     greater bytes, left token first; independent of the order of the text), ``"first"`` (the

@@ -423,6 +423,8 @@ pub struct PieceCounter {
     pub stats: CountStats,
     max_pieces: Option<usize>,
     pub pruned: PruneStats,
+    /// The most table entries held at once (see `peak_entries`).
+    peak_entries: usize,
     newline_cuts: bool,
 }
 
@@ -450,6 +452,7 @@ impl PieceCounter {
             stats: CountStats::default(),
             max_pieces: None,
             pruned: PruneStats::default(),
+            peak_entries: 0,
             newline_cuts: false,
         }
     }
@@ -475,15 +478,25 @@ impl PieceCounter {
         self.prune_if_over();
     }
 
+    /// The most table entries (all shards together) held at once, taken after each call that
+    /// adds counts, before any prune: when the table is largest. What the memory of counting
+    /// follows: with `set_max_pieces(Some(max))` it is at most `max` plus the piece occurrences
+    /// of one call (of one block, for files and streams), whatever the input's size; a piece
+    /// seen by several workers in one call is held once per worker until the next merge.
+    pub fn peak_entries(&self) -> usize {
+        self.peak_entries
+    }
+
     /// Applies the cap of `set_max_pieces` now (the shards are merged into one first).
     fn prune_if_over(&mut self) {
-        let Some(max) = self.max_pieces else { return };
         // The shards' sizes add up to at least the distinct pieces: nothing to do under the cap.
         let held: usize = self
             .shards
             .iter_mut()
             .map(|m| m.get_mut().unwrap_or_else(|e| e.into_inner()).0.len())
             .sum();
+        self.peak_entries = self.peak_entries.max(held);
+        let Some(max) = self.max_pieces else { return };
         if held <= max {
             return;
         }
@@ -810,6 +823,9 @@ mod tests {
         assert_eq!(c.pruned.occurrences, 2);
         assert_eq!(c.pruned.max_threshold, 1);
         c.add_texts(&["d"]).unwrap(); // 3 pieces, counts 2 2 1: "d" goes
+                                      // Largest just before the first prune: 4 distinct pieces, possibly some in two shards
+                                      // (at most the 6 occurrences of that call).
+        assert!((4..=6).contains(&c.peak_entries()), "{}", c.peak_entries());
         let map = c.finish();
         let mut got: Vec<(Vec<u8>, u64)> = map.into_iter().map(|(k, v)| (k.to_vec(), v)).collect();
         got.sort();

@@ -164,6 +164,14 @@ impl PyPieceCounter {
         Ok((p.prunes, p.pieces, p.occurrences, p.max_threshold))
     }
 
+    /// The most table entries held at once (all workers' shards, before each prune): what the
+    /// memory of counting follows. With `max_pieces` it stays at most `max_pieces` plus the
+    /// piece occurrences of one call or file block, whatever the input's size.
+    #[getter]
+    fn peak_entries(&mut self) -> PyResult<usize> {
+        Ok(self.get()?.peak_entries())
+    }
+
     /// The distinct pieces and their counts, as a list of (bytes, count). Consumes the counter.
     fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let counter = self
