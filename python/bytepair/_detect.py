@@ -52,8 +52,8 @@ def load(
 ) -> Tokenizer | WordPieceTokenizer | SentencePieceTokenizer:
     """Reads a tokenizer, whatever its format (see the module doc). ``pattern`` and
     ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones.
-    ``encoding="llama3"`` reads a released file that needs a recipe (Meta's Llama 3
-    ``tokenizer.model``: see :mod:`bytepair.formats.released`)."""
+    ``encoding="llama3"`` or ``"llama4"`` reads a released file that needs a recipe (Meta's
+    Llama 3 / Llama 4 ``tokenizer.model``: see :mod:`bytepair.formats.released`)."""
     where = os.fspath(path)
     if encoding is not None:
         if pattern is not _UNSET or special_tokens is not None:
