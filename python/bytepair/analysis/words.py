@@ -69,7 +69,8 @@ def word_spans(text: str) -> npt.NDArray[np.int64]:
 
 def _classes(cps: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
     """0 word character, 1 space, 2 a character of a script without spaces, for each code point."""
-    cls = _CLASS[np.minimum(cps, 0xFFFF)]
+    # annotated: numpy < 2.4's stubs type fancy indexing as Any
+    cls: npt.NDArray[np.uint8] = _CLASS[np.minimum(cps, 0xFFFF)]
     high = cps > 0xFFFF
     if high.any():
         cls[high] = np.where((cps[high] >= 0x20000) & (cps[high] <= 0x3FFFF), 2, 0)
