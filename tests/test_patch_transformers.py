@@ -245,3 +245,12 @@ def test_without_transformers_5(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(transformers, "__version__", "4.57.1")
     with pytest.raises(bytepair.errors.MissingExtraError, match="transformers 5 or later .*pip install transformers"):
         bytepair.patch_transformers()
+
+
+def test_chat_template_ids(zoo: dict[str, str], patched: Any) -> None:
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there, naïve café?"}]
+    hf = auto(zoo["llama3"])
+    got = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert patched.uses_bytepair(hf)
+    patched.unpatch()
+    assert got == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)

@@ -31,12 +31,15 @@ import inspect
 import logging
 import tempfile
 import threading
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from transformers.tokenization_utils_base import BatchEncoding, TruncationStrategy
 from transformers.utils.generic import PaddingStrategy
+
+from bytepair.errors import BytepairWarning
 from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
 __all__ = ["TransformersPatch", "patch"]
@@ -109,7 +112,13 @@ class TransformersPatch:
 
     def __init__(self) -> None:
         self._original: Callable[..., Any] = TokenizersBackend.__dict__["_encode_plus"]
-        self._signature = inspect.signature(self._original)
+        # The method's parameters after self, read from its signature once: each call is bound by
+        # hand (inspect's binding costs more than bytepair's encoding of a short text).
+        params = list(inspect.signature(self._original).parameters.values())[1:]
+        self._names = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        self._defaults = {p.name: p.default for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+        if any(p.default is inspect.Parameter.empty for p in params[1:] if p.name in self._defaults):
+            raise RuntimeError("transformers' _encode_plus takes other arguments than bytepair knows")  # pragma: no cover
         self._states: weakref.WeakKeyDictionary[Any, _State] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.active = False
@@ -156,11 +165,14 @@ class TransformersPatch:
     # ------------------------------------------------------------------ per tokenizer
 
     def _state(self, hf: Any) -> _State:
-        fingerprint = _fingerprint(hf)
+        try:
+            fingerprint = _fingerprint(hf)
+        except Exception as e:  # a subclass without some of transformers' attributes
+            return self._refused(hf, (), f"its settings cannot be read ({_one_line(e)})")
         try:
             state = self._states.get(hf)
-        except TypeError:  # not weakly referable: build each time would be slow; leave it alone
-            return _State(fingerprint, None, "the tokenizer cannot be weakly referenced")
+        except TypeError:  # not weakly referable: building on every call would be slow; leave it alone
+            return self._refused(hf, fingerprint, "the tokenizer cannot be weakly referenced")
         if state is not None and state.fingerprint == fingerprint:
             return state
         with self._lock:
@@ -173,17 +185,28 @@ class TransformersPatch:
                 self._states[hf] = state
         return state
 
+    @staticmethod
+    def _refused(hf: Any, fingerprint: tuple[Any, ...], reason: str) -> _State:
+        logger.debug("bytepair.patch_transformers: %s stays on transformers: %s", _name(hf), reason)
+        return _State(fingerprint, None, reason)
+
     def _build(self, hf: Any) -> tuple[Any, str | None]:
         import bytepair
 
         if getattr(hf, "split_special_tokens", False):
             return None, "split_special_tokens is set"
         try:
-            with tempfile.TemporaryDirectory(prefix="bytepair-patch-") as directory:
+            with warnings.catch_warnings(record=True) as caught, tempfile.TemporaryDirectory(prefix="bytepair-patch-") as directory:
+                warnings.simplefilter("always")
                 hf.save_pretrained(directory)
                 tok = bytepair.load(directory)
         except Exception as e:  # any reader error: this tokenizer stays on transformers
             return None, f"bytepair cannot read it ({_one_line(e)})"
+        # transformers' own warnings on saving are not bytepair's business; a warning of bytepair's
+        # reader (something read approximately) is a reason not to take the tokenizer over.
+        for w in caught:
+            if issubclass(w.category, BytepairWarning):
+                return None, f"bytepair warned on reading it ({str(w.message).splitlines()[0][:200]})"
         try:
             differs = self._probe(hf, tok)
         except Exception as e:
@@ -207,10 +230,8 @@ class TransformersPatch:
                     "return_special_tokens_mask": True,
                     "verbose": False,  # transformers warns of a long text once per tokenizer: not for a probe
                 }
-                bound = self._signature.bind(hf, **args)
-                bound.apply_defaults()
                 want = self._original(hf, **args)
-                got = self._run(hf, tok, bound.arguments)
+                got = self._run(hf, tok, {**self._defaults, **args})
                 if got is None or dict(got) != dict(want):
                     return f"it encodes a probe text otherwise than transformers ({'pair' if pair else 'single'}, add_special_tokens={add})"
         return None
@@ -218,13 +239,13 @@ class TransformersPatch:
     # ------------------------------------------------------------------ per call
 
     def _encode(self, hf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:
-            bound = self._signature.bind(hf, *args, **kwargs)
-        except TypeError:
-            return self._original(hf, *args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
-        if a.get("kwargs") or a["is_split_into_words"]:
+        names = self._names
+        if len(args) > len(names) or not kwargs.keys() <= self._defaults.keys():
+            return self._original(hf, *args, **kwargs)  # a subclass's own options, or a mistake
+        a = dict(self._defaults)
+        a.update(zip(names, args))
+        a.update(kwargs)
+        if a["is_split_into_words"] or "text" not in kwargs and not args:
             return self._original(hf, *args, **kwargs)
         state = self._state(hf)
         if state.tok is None:
@@ -237,8 +258,6 @@ class TransformersPatch:
     def _run(self, hf: Any, tok: Any, a: dict[str, Any]) -> Any:
         """transformers' ``_encode_plus`` result made by bytepair, or None where bytepair does not
         do this call (the caller then asks transformers)."""
-        from bytepair.errors import BytepairError
-
         text, pair = a["text"], a["text_pair"]
         batched = isinstance(text, (list, tuple))
         split = a["split_special_tokens"]
@@ -262,13 +281,17 @@ class TransformersPatch:
             pad_to_multiple_of=a["pad_to_multiple_of"],
             padding_side=a["padding_side"],
         )
+        tensors = a["return_tensors"]
+        # NumPy arrays straight from bytepair's flat batch path (offsets come as lists: transformers
+        # makes their array from tuples)
+        direct = "np" if tensors == "np" and not a["return_offsets_mapping"] else None
         try:
             out = tok(
                 texts,
                 pairs,
                 add_special_tokens=a["add_special_tokens"],
-                padding=_PADDING[PaddingStrategy(padding)],
-                truncation=_TRUNCATION[TruncationStrategy(truncation)],
+                padding=_PADDING[padding],  # the strategies are str enums: their values are the keys
+                truncation=_TRUNCATION[truncation],
                 max_length=a["max_length"],
                 stride=a["stride"],
                 pad_to_multiple_of=a["pad_to_multiple_of"],
@@ -279,8 +302,9 @@ class TransformersPatch:
                 return_special_tokens_mask=a["return_special_tokens_mask"],
                 return_offsets_mapping=a["return_offsets_mapping"],
                 return_length=a["return_length"],
+                return_tensors=direct,
             )
-        except (BytepairError, NotImplementedError) as e:
+        except Exception as e:  # BytepairError for what bytepair refuses; anything else the same way
             logger.debug("bytepair.patch_transformers: a call of %s goes to transformers: %s", _name(hf), _one_line(e))
             return None
         data = {k: out[k] for k in _KEY_ORDER if k in out}
@@ -289,13 +313,11 @@ class TransformersPatch:
             data["offset_mapping"] = [[tuple(span) for span in row] for row in data["offset_mapping"]]
         for ids in data["input_ids"]:
             hf._eventual_warn_about_too_long_sequence(ids, a["max_length"], a["verbose"])
-        original, again = self._original, inspect.BoundArguments(self._signature, dict(a))
-        again.arguments["return_tensors"] = None
+        original, again = self._original, {**a, "return_tensors": None}
 
         def encodings() -> Any:
-            return original(*again.args, **again.kwargs).encodings
+            return original(hf, **again).encodings
 
-        tensors = a["return_tensors"]
         if not batched and tensors is None and not a["return_overflowing_tokens"]:
             data = {k: (v[0] if len(v) > 0 and isinstance(v[0], list) else v) for k, v in data.items()}
         result = _LazyEncodings(data, None, tensor_type=tensors, n_sequences=2 if pairs else 1)
@@ -313,12 +335,14 @@ def _name(hf: Any) -> str:
     return f"{type(hf).__name__}({getattr(hf, 'name_or_path', '') or '?'})"
 
 
-_PADDING = {PaddingStrategy.LONGEST: "longest", PaddingStrategy.MAX_LENGTH: "max_length", PaddingStrategy.DO_NOT_PAD: False}
-_TRUNCATION = {
-    TruncationStrategy.LONGEST_FIRST: "longest_first",
-    TruncationStrategy.ONLY_FIRST: "only_first",
-    TruncationStrategy.ONLY_SECOND: "only_second",
-    TruncationStrategy.DO_NOT_TRUNCATE: False,
+_PADDING: dict[str, str | bool] = {
+    PaddingStrategy.LONGEST.value: "longest", PaddingStrategy.MAX_LENGTH.value: "max_length", PaddingStrategy.DO_NOT_PAD.value: False
+}
+_TRUNCATION: dict[str, str | bool] = {
+    TruncationStrategy.LONGEST_FIRST.value: "longest_first",
+    TruncationStrategy.ONLY_FIRST.value: "only_first",
+    TruncationStrategy.ONLY_SECOND.value: "only_second",
+    TruncationStrategy.DO_NOT_TRUNCATE.value: False,
 }
 
 _ACTIVE: TransformersPatch | None = None
