@@ -219,7 +219,7 @@ def test_fallback_when_a_probe_differs(
     assert hf("hello")["input_ids"][0] == hf.bos_token_id
 
 
-def test_calls_bytepair_does_not_take_go_to_transformers(zoo: dict[str, str], patched: Any) -> None:
+def test_calls_bytepair_does_not_take_go_to_transformers(zoo: dict[str, str], patched: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     hf = auto(zoo["roberta"])
     assert patched.uses_bytepair(hf)
@@ -229,7 +229,7 @@ def test_calls_bytepair_does_not_take_go_to_transformers(zoo: dict[str, str], pa
         calls.append("transformers")
         return original(*args, **kwargs)
 
-    patched._original = spy
+    monkeypatch.setattr(patched, "_original", spy)
     words = [["Hello", "world"], ["x"]]
     got_words = hf(words, is_split_into_words=True, padding=True)
     got_split = hf(TEXTS[5], split_special_tokens=True)
@@ -237,6 +237,7 @@ def test_calls_bytepair_does_not_take_go_to_transformers(zoo: dict[str, str], pa
     hf("plain text")
     assert calls == ["transformers", "transformers"]
     patched.unpatch()
+    assert TokenizersBackend.__dict__["_encode_plus"] is original  # what unpatch restores is not the spy
     assert dict(got_words) == dict(hf(words, is_split_into_words=True, padding=True))
     assert dict(got_split) == dict(hf(TEXTS[5], split_special_tokens=True))
 
@@ -251,6 +252,6 @@ def test_chat_template_ids(zoo: dict[str, str], patched: Any) -> None:
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there, naïve café?"}]
     hf = auto(zoo["llama3"])
     got = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    assert patched.uses_bytepair(hf)
+    assert patched.uses_bytepair(hf), patched._states[hf].reason
     patched.unpatch()
     assert got == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)

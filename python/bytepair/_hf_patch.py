@@ -111,7 +111,9 @@ class TransformersPatch:
     transformers (also on leaving a ``with`` block), ``active`` says whether it is in place."""
 
     def __init__(self) -> None:
-        self._original: Callable[..., Any] = TokenizersBackend.__dict__["_encode_plus"]
+        # what unpatch puts back, and what calls that bytepair does not take go to (the same method)
+        self._restore: Callable[..., Any] = TokenizersBackend.__dict__["_encode_plus"]
+        self._original: Callable[..., Any] = self._restore
         # The method's parameters after self, read from its signature once: each call is bound by
         # hand (inspect's binding costs more than bytepair's encoding of a short text).
         params = list(inspect.signature(self._original).parameters.values())[1:]
@@ -142,7 +144,7 @@ class TransformersPatch:
         global _ACTIVE
         if not self.active:
             return
-        setattr(TokenizersBackend, "_encode_plus", self._original)  # noqa: B010
+        setattr(TokenizersBackend, "_encode_plus", self._restore)  # noqa: B010
         self._states = weakref.WeakKeyDictionary()
         self.active = False
         if _ACTIVE is self:
