@@ -22,7 +22,10 @@ may leave out ``special_tokens``: the 20 tokens Mistral used then (``<unk>``, ``
   special-token text as Hugging Face's conversion of these files does (``mistral_common`` would
   encode ``"[INST]"`` typed in a message as ordinary text);
 - ``Tekkenizer.decode(ids)`` drops special tokens: ``tok.decode(ids, skip_special_tokens=True)``;
-  with ``SpecialTokenPolicy.KEEP`` it is ``tok.decode(ids)``.
+  with ``SpecialTokenPolicy.KEEP`` it is ``tok.decode(ids)``. One difference is left: ids that put
+  a special token between the bytes of one character (which no encoder makes) decode to that
+  character here, where ``mistral_common`` decodes each run of ordinary ids apart and gives
+  replacement characters.
 
 Roles: ``bos`` = ``<s>``, ``eos`` = ``</s>``, ``unk`` = ``<unk>``, ``pad`` = ``<pad>`` (those the
 file has). :func:`dump_tekken` writes a tokenizer whose ids have this layout (special tokens
