@@ -22,7 +22,8 @@ Per call, what bytepair does not do goes to transformers as before: words given 
 call bytepair refuses (offsets of a SentencePiece model, for one). The outputs are transformers'
 ``BatchEncoding`` with the same keys, values, order and tensors; its ``encodings`` (``tokens()``,
 ``word_ids()``, ``char_to_token()``) are made by transformers when first asked for, so they are
-there as before, at transformers' cost.
+there as before, at transformers' cost (from the tokenizer as it is then: change its settings in
+between and they follow the new ones).
 """
 
 from __future__ import annotations
