@@ -230,3 +230,82 @@ ZOO: dict[str, Callable[[str], str]] = {
     "bert": bert,
     "added_tokens": added_tokens,
 }
+
+
+# ---------------------------------------------------------------- the SentencePiece family
+# Directories as transformers' own Llama (BPE with byte fallback) and T5 (Unigram) classes save
+# them, from a sentencepiece model trained here; roles from tokenizer_config.json that are not
+# the names those classes default to. Kept apart from ZOO: bytepair gives no offsets for them yet.
+
+
+def _spm_pieces(directory: str, model_type: str, vocab_size: int) -> list[tuple[str, float]]:
+    import sentencepiece as spm
+
+    os.makedirs(directory, exist_ok=True)
+    corpus = os.path.join(directory, "corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("\n".join(CORPUS) + "\n")
+    prefix = os.path.join(directory, "spm")
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=prefix, model_type=model_type, vocab_size=vocab_size, character_coverage=0.98,
+        byte_fallback=model_type == "bpe", normalization_rule_name="identity", minloglevel=2, num_threads=1,
+    )
+    sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+    pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    for name in ("corpus.txt", "spm.model", "spm.vocab"):
+        os.remove(os.path.join(directory, name))
+    return pieces
+
+
+def _edit_config(directory: str, changes: dict[str, object]) -> str:
+    path = os.path.join(directory, "tokenizer_config.json")
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f)
+    for key, value in changes.items():
+        if value is _REMOVE:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(config, f, ensure_ascii=False, indent=2)
+    return directory
+
+
+_REMOVE = object()
+
+
+def added_token(content: str) -> dict[str, object]:
+    """A role written as transformers writes an AddedToken in tokenizer_config.json."""
+    return {"__type": "AddedToken", "content": content, "lstrip": False, "rstrip": False,
+            "normalized": False, "single_word": False, "special": True}
+
+
+def llama2(directory: str) -> str:
+    """Llama 2 style: BPE with byte fallback (transformers' LlamaTokenizer), fine-tuned for chat:
+    eos is an added ``<|im_end|>`` (an AddedToken dict), pad is ``</s>``, left padding (the
+    class's default)."""
+    from tokenizers import AddedToken
+    from transformers import LlamaTokenizer
+    from transformers.tokenization_utils_base import generate_merges
+
+    vocab = {p: i for i, (p, _) in enumerate(_spm_pieces(directory, "bpe", 500))}
+    tok = LlamaTokenizer(vocab=vocab, merges=generate_merges(vocab), legacy=False)
+    tok.add_special_tokens({"additional_special_tokens": [AddedToken("<|im_end|>", special=True, normalized=False)]})
+    tok.save_pretrained(directory)
+    return _edit_config(directory, {"eos_token": added_token("<|im_end|>"), "pad_token": "</s>", "model_max_length": 24})
+
+
+def t5(directory: str) -> str:
+    """T5 style: Unigram (transformers' T5Tokenizer, 3 sentinels), pad is ``<unk>``, the eos
+    template, right padding."""
+    from transformers import T5Tokenizer
+
+    tok = T5Tokenizer(vocab=_spm_pieces(directory, "unigram", 100), extra_ids=3)
+    tok.save_pretrained(directory)
+    return _edit_config(directory, {"pad_token": added_token("<unk>"), "model_max_length": 16})
+
+
+SPM_ZOO: dict[str, Callable[[str], str]] = {
+    "llama2": llama2,
+    "t5": t5,
+}

@@ -46,6 +46,7 @@ from bytepair.wordpiece import WordPieceTokenizer
 from bytepair.wordpiece_training import train_wordpiece, train_wordpiece_from_iterator
 
 if TYPE_CHECKING:
+    from bytepair._hf_patch import TransformersPatch
     from bytepair.analysis.diff import DiffResult, diff
     from bytepair.corpus import Shards, encode_corpus, open_shards
 
@@ -54,6 +55,29 @@ if TYPE_CHECKING:
 _LAZY = {"Shards", "encode_corpus", "open_shards"}
 # bytepair.diff is in bytepair.analysis, which imports numpy as well.
 _LAZY_ANALYSIS = {"DiffResult", "diff"}
+
+
+def patch_transformers() -> TransformersPatch:
+    """Makes transformers' fast tokenizers (``AutoTokenizer.from_pretrained(...)``,
+    ``PreTrainedTokenizerFast``) encode with bytepair wherever bytepair gives their outputs
+    exactly, checked per tokenizer on probe texts; the others stay on transformers, with a
+    one-line reason logged at debug level on the ``bytepair.patch`` logger. Returns a handle:
+    ``handle.unpatch()`` restores transformers, and so does leaving ``with
+    bytepair.patch_transformers():``. Needs transformers 5 or later."""
+    from bytepair.errors import MissingExtraError
+
+    try:
+        import transformers
+    except ImportError:
+        raise MissingExtraError("patch_transformers() needs transformers", "transformers") from None
+    major = transformers.__version__.split(".")[0]
+    if not major.isdigit() or int(major) < 5:
+        raise MissingExtraError(
+            f"patch_transformers() needs transformers 5 or later (this is {transformers.__version__})", "transformers"
+        )
+    from bytepair._hf_patch import patch
+
+    return patch()
 
 
 def __getattr__(name: str) -> Any:
@@ -118,6 +142,7 @@ __all__ = [
     "load_spm",
     "load_tiktoken",
     "open_shards",
+    "patch_transformers",
     "prune",
     "residues",
     "save_hf",

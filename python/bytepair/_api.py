@@ -277,6 +277,10 @@ class ModelInputs:
             state["inputs"] = self._inputs
         if self._chat_template_source is not None:
             state["source"] = self._chat_template_source
+        if "_config_roles" in self.__dict__:  # roles a model directory's config gave (formats.hf)
+            state["roles"] = self.__dict__["_config_roles"]
+        if "_tekken" in self.__dict__:  # what a Tekken file held beyond the tokenizer (formats.tekken)
+            state["tekken"] = self.__dict__["_tekken"]
         return state or None
 
     def _with_state(self, reduced: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -1046,6 +1050,10 @@ def _rebuild(factory: Any, args: tuple[Any, ...], state: dict[str, Any]) -> Any:
         tok._inputs = state["inputs"]
     if "source" in state:
         tok._chat_template_source = state["source"]
+    if "roles" in state:
+        tok.__dict__["_config_roles"] = state["roles"]
+    if "tekken" in state:
+        tok.__dict__["_tekken"] = state["tekken"]
     return tok
 
 

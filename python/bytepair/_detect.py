@@ -8,7 +8,8 @@ a minbpe ``.model`` file. WordPiece: bytepair's own file with ``"model": "wordpi
 Face ``tokenizer.json`` (or model directory) whose model is WordPiece, or a BERT ``vocab.txt``
 (or a directory holding only one); these come back as :class:`WordPieceTokenizer`.
 SentencePiece: a ``.model`` file (Unigram or BPE), as :class:`SentencePieceTokenizer`, and a Hugging
-Face ``tokenizer.json`` of that family (:mod:`bytepair.formats.hf_spm`).
+Face ``tokenizer.json`` of that family (:mod:`bytepair.formats.hf_spm`). Mistral's Tekken JSON
+(``tekken_*.json``: :mod:`bytepair.formats.tekken`), as :class:`Tokenizer`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ KNOWN_FORMATS = (
     "minbpe .model",
     "BERT vocab.txt (WordPiece)",
     "SentencePiece .model (Unigram, BPE)",
+    "Mistral Tekken JSON (tekken_*.json)",
 )
 
 _UNSET = object()
@@ -52,8 +54,8 @@ def load(
 ) -> Tokenizer | WordPieceTokenizer | SentencePieceTokenizer:
     """Reads a tokenizer, whatever its format (see the module doc). ``pattern`` and
     ``special_tokens`` are needed only for tiktoken rank files other than the shipped ones.
-    ``encoding="llama3"`` reads a released file that needs a recipe (Meta's Llama 3
-    ``tokenizer.model``: see :mod:`bytepair.formats.released`)."""
+    ``encoding="llama3"`` or ``"llama4"`` reads a released file that needs a recipe (Meta's
+    Llama 3 / Llama 4 ``tokenizer.model``: see :mod:`bytepair.formats.released`)."""
     where = os.fspath(path)
     if encoding is not None:
         if pattern is not _UNSET or special_tokens is not None:
@@ -119,6 +121,10 @@ def load(
         from bytepair._fileformat import from_dict
 
         return from_dict(doc, where=where)
+    from bytepair.formats.tekken import from_tekken_dict, is_tekken
+
+    if is_tekken(doc):
+        return from_tekken_dict(doc, where=where)
     if _is_hf_wordpiece(doc):
         return _wordpiece_from_hf(doc, where)
     from bytepair.formats.hf_spm import from_hf_spm, is_hf_spm

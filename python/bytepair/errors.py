@@ -72,6 +72,7 @@ EXTRAS: dict[str, str] = {
     "plot": "matplotlib",
     "dask": "dask[distributed]",
     "chat": "jinja2",
+    "transformers": "transformers",
 }
 
 

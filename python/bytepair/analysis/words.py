@@ -69,6 +69,7 @@ def word_spans(text: str) -> npt.NDArray[np.int64]:
 
 def _classes(cps: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
     """0 word character, 1 space, 2 a character of a script without spaces, for each code point."""
+    # annotated: numpy < 2.4's stubs type fancy indexing as Any
     cls: npt.NDArray[np.uint8] = _CLASS[np.minimum(cps, 0xFFFF)]
     high = cps > 0xFFFF
     if high.any():

@@ -9,6 +9,10 @@
 - :mod:`bytepair.formats.hf_spm`: Hugging Face ``tokenizer.json`` of the SentencePiece family
   (read); :mod:`bytepair.formats.hf_spm_write`: a SentencePiece model written as one
   (``to_hf_json``, ``save_hf_json``), with the ids sentencepiece gives.
+- :mod:`bytepair.formats.tekken`: Mistral's Tekken JSON (``tekken_*.json``), with
+  ``mistral_common``'s ids.
+- :mod:`bytepair.formats.released`: Llama 3 / Llama 4 ``tokenizer.model`` (rank files whose
+  pattern and special tokens are a recipe: ``bytepair.load(path, encoding="llama4")``).
 
 ``bytepair.load`` (``bytepair._detect``) finds the format of a file by its content.
 """

@@ -420,7 +420,13 @@ def _load_file(path: str, roles: Mapping[str, str] | None = None) -> Tokenizer:
 
 def _roles_of(directory: str) -> dict[str, str]:
     """Roles named in special_tokens_map.json / tokenizer_config.json (``bos_token`` -> ``bos``)."""
-    roles: dict[str, str] = {}
+    return {role: text for role, (text, _) in _role_entries(directory).items() if text is not None}
+
+
+def _role_entries(directory: str) -> dict[str, tuple[str | None, str]]:
+    """Each role the directory's files name, with the file that names it last: ``None`` for a
+    role set to ``null`` (transformers then has no such token)."""
+    roles: dict[str, tuple[str | None, str]] = {}
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
         p = os.path.join(directory, name)
         if not os.path.exists(p):
@@ -429,12 +435,58 @@ def _roles_of(directory: str) -> dict[str, str]:
         if not isinstance(doc, dict):
             raise FormatError(f"{p}: expected a JSON object")
         for role in ROLES:
-            value = doc.get(f"{role}_token")
-            if isinstance(value, dict):
+            key = f"{role}_token"
+            if key not in doc:
+                continue
+            value = doc[key]
+            if isinstance(value, dict):  # an AddedToken written out
                 value = value.get("content")
-            if isinstance(value, str) and value:
-                roles[role] = value
+            if value is None:
+                roles[role] = (None, p)
+            elif isinstance(value, str) and value:
+                roles[role] = (value, p)
     return roles
+
+
+#: Tokenizer classes with no special tokens of their own: only the files' roles count.
+_GENERIC_CLASSES = ("PreTrainedTokenizerFast", "PreTrainedTokenizer", "TokenizersBackend")
+
+
+def _spm_roles(tok: HFSentencePieceTokenizer, directory: str) -> HFSentencePieceTokenizer:
+    """``tok`` with the roles of the directory's ``tokenizer_config.json`` (and
+    ``special_tokens_map.json``) over the names transformers' Llama and T5 classes default to (no
+    defaults for the generic class). A role must name a special token of ``tokenizer.json``:
+    transformers would make any other token special (matched whole in text) or add it as a new
+    id, and bytepair does neither, so that is a :class:`FormatError` naming the file and field."""
+    entries = _role_entries(directory)
+    if not entries:
+        return tok
+    p = os.path.join(directory, "tokenizer_config.json")
+    doc: Any = read_json(p) if os.path.exists(p) else {}
+    cls = str(doc.get("tokenizer_class") or "") if isinstance(doc, dict) else ""
+    roles = {} if cls in _GENERIC_CLASSES else tok.special_tokens_map
+    specials = tok.special_tokens
+    for role, (text, source) in entries.items():
+        if text is None:
+            roles.pop(role, None)
+            continue
+        if text not in specials:
+            how = "an ordinary token" if tok.token_to_id(text) is not None else "not in its vocabulary"
+            raise FormatError(
+                f"{source}: {role}_token {text!r} is not a special token of tokenizer.json ({how}); transformers would "
+                "make it one, which changes how text containing it encodes: add it to tokenizer.json's added_tokens "
+                'with "special": true'
+            )
+        roles[role] = text
+    tok._config_roles = roles
+    eos = roles.get("eos")
+    if cls.removesuffix("Fast") == "T5Tokenizer" and eos is not None:
+        # transformers' T5 class builds its own template on load: "$A </s>", the </s> standing
+        # for the eos token's id, whatever tokenizer.json's template says.
+        from bytepair.pipeline.templates import TemplateProcessing
+
+        tok._post_processor = TemplateProcessing.of(f"$A {eos}", f"$A {eos} $B {eos}", {eos: specials[eos]})
+    return tok
 
 
 def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer | WordPieceTokenizer | HFSentencePieceTokenizer:
@@ -454,8 +506,8 @@ def load_pretrained(directory: str | os.PathLike[str]) -> Tokenizer | WordPieceT
             doc = read_json(tj)
             from bytepair.formats.hf_spm import from_hf_spm, is_hf_spm
 
-            if is_hf_spm(doc):  # Unigram, or SentencePiece-style BPE: its own pipeline, no config
-                return from_hf_spm(doc, where=tj)
+            if is_hf_spm(doc):  # Unigram, or SentencePiece-style BPE: roles and settings from the config
+                return _apply_config(_spm_roles(from_hf_spm(doc, where=tj), directory), directory)
             if isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("type") == "WordPiece":
                 from bytepair.formats.hf_wordpiece import wordpiece_from_hf
 
@@ -498,6 +550,10 @@ def _load_pretrained_fast(directory: str) -> Tokenizer | None:
         return None
 
 
+#: Tokenizer classes that pad on the left by default (their ``padding_side`` class attribute).
+_LEFT_PADDING_CLASSES = ("LlamaTokenizer", "CodeLlamaTokenizer", "GemmaTokenizer", "CohereTokenizer", "Siglip2Tokenizer",
+                         "XLNetTokenizer")
+
 #: Tokenizer classes whose model takes token_type_ids (transformers' model_input_names).
 _TYPE_ID_CLASSES = ("BertTokenizer", "ConvBertTokenizer", "MarkupLMTokenizer", "DPRContextEncoderTokenizer",
                     "DPRQuestionEncoderTokenizer")
@@ -521,14 +577,16 @@ def read_config(directory: str) -> tuple[Any, str | None]:
             raise FormatError(f"{p}: model_max_length must be a non-negative number, got {mml!r:.80}")
         limit = None if mml > _LARGE else int(mml)
     sides = {}
+    cls = str(doc.get("tokenizer_class") or "").removesuffix("Fast")
     for key in ("padding_side", "truncation_side"):
-        value = doc.get(key, "right")
+        # transformers' Llama-family classes pad on the left unless the file says otherwise
+        default = "left" if key == "padding_side" and cls in _LEFT_PADDING_CLASSES else "right"
+        value = doc.get(key, default)
         if value not in ("right", "left"):
             raise FormatError(f"{p}: {key} must be 'right' or 'left', got {value!r:.80}")
         sides[key] = value
     names = doc.get("model_input_names")
     if names is None:
-        cls = str(doc.get("tokenizer_class") or "").removesuffix("Fast")
         names = ["input_ids", "token_type_ids", "attention_mask"] if cls in _TYPE_ID_CLASSES else ["input_ids", "attention_mask"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise FormatError(f"{p}: model_input_names must be a list of strings, got {names!r:.80}")

@@ -858,6 +858,9 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
     _index: dict[str, int]  # the model's tokens and the added tokens' contents -> id
     _special_texts: frozenset[str]
     _post_processor: Any
+    # Roles a model directory's tokenizer_config.json gives (formats.hf._spm_roles), or None:
+    # then the names transformers' Llama and T5 classes default to.
+    _config_roles: dict[str, str] | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> HFSentencePieceTokenizer:
@@ -913,9 +916,12 @@ class HFSentencePieceTokenizer(SentencePieceTokenizer):
 
     @property
     def special_tokens_map(self) -> dict[str, str]:
-        """The roles, by the names transformers' Llama and T5 tokenizers give them (a
-        ``tokenizer.json`` declares none): ``<unk>``, ``<s>``, ``</s>``, ``<pad>`` where this
-        file has them as special tokens (else the model's unknown token, whatever its name)."""
+        """The roles: those of the model directory's ``tokenizer_config.json`` when it was read
+        from one; else (a ``tokenizer.json`` declares none) by the names transformers' Llama and T5
+        tokenizers give them: ``<unk>``, ``<s>``, ``</s>``, ``<pad>`` where this file has them as
+        special tokens (else the model's unknown token, whatever its name)."""
+        if self._config_roles is not None:
+            return dict(self._config_roles)
         specials = self.special_tokens
         roles = {role: text for role, text in (("unk", "<unk>"), ("bos", "<s>"), ("eos", "</s>"), ("pad", "<pad>"))
                  if text in specials}
