@@ -89,6 +89,15 @@ def test_fast_path_equals_reference(zoo: dict[str, Any], name: str, monkeypatch:
         assert fast == ref, (case, args, kw)
 
 
+@pytest.mark.parametrize("name", list(model_zoo.ZOO))
+def test_one_text_with_defaults_equals_reference(zoo: dict[str, Any], name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tok(text)`` with every option at its default has a path of its own (``_call_one``)."""
+    tok = zoo[name]
+    for text in TEXTS:
+        for kw in ({}, {"add_special_tokens": False}, {"padding": False}):
+            assert call(tok, (text,), kw) == reference(tok, (text,), kw, monkeypatch), (text, kw)
+
+
 def test_layouts_cover_the_zoo(zoo: dict[str, Any]) -> None:
     """Every zoo post-processor has a layout (else the fast path would never run on it)."""
     for name, tok in zoo.items():
