@@ -188,6 +188,8 @@ class WordPiece:
         strip_accents: bool,
         lowercase: bool,
         special_tokens: list[tuple[str, int]],
+        *,
+        split_unknown_characters: bool = False,
     ) -> Self: ...
     def segment_cache(self, max_bytes: int | None = None) -> int: ...
     def encode(self, text: str) -> list[int]: ...
@@ -309,7 +311,7 @@ class WordCounter:
         algorithm: str,
         continuation_order: list[str] | None = None,
         progress: Callable[[int], object] | None = None,
-    ) -> list[str]: ...
+    ) -> tuple[list[str], list[tuple[int, int, int, int, int]]]: ...
 
 # ---- Hugging Face tokenizer.json, the fast reader ----
 
