@@ -11,6 +11,7 @@ __all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader
 __all__ += ["jsonl_texts", "jsonl_block", "TextBlock"]  # JSON lines for corpus encoding
 __all__ += ["BatchEncoder"]  # corpus encoding with reused buffers
 __all__ += ["SentencePiece", "MAX_NBEST"]  # SentencePiece .model files
+__all__ += ["compare_block"]  # bytepair.analysis.compare
 
 MAX_NBEST: int
 
@@ -172,6 +173,12 @@ class Encoder:
     ) -> tuple[memoryview, bytearray, int]: ...
     # corpus encoding: the vocabulary as one buffer, and the largest ordinary id
     def vocab_table(self) -> tuple[bytes, int | None]: ...
+
+# ---- compare (bytepair.analysis.compare) ----
+
+def compare_block(
+    text: str, encoders: list[Encoder], classes: bytes
+) -> tuple[int, list[tuple[int, int, int]]]: ...
 
 # ---- WordPiece ----
 
