@@ -182,10 +182,19 @@ def encode(
 # ---- WordPiece ----------------------------------------------------------------------------
 
 
-def wordpiece_word(word: str, vocab: Sequence[str] | set[str], unk: str, prefix: str = "##", max_chars: int = 100) -> list[str]:
+def wordpiece_word(
+    word: str,
+    vocab: Sequence[str] | set[str],
+    unk: str,
+    prefix: str = "##",
+    max_chars: int = 100,
+    split_unknown: bool = False,
+) -> list[str]:
     """Greedy longest-match-first WordPiece of one (normalized) word, the textbook way: from each
     position try every end from the longest down; a word with no full split, or longer than
-    max_chars characters, is [unk]."""
+    max_chars characters, is [unk]. With split_unknown (the lecture's ``Hugg ##i ##n [UNK]``), a
+    position where nothing matches gives [unk] for its one character, and matching goes on at
+    the next character (as a continuation, with the prefix)."""
     vocab = set(vocab)
     if len(word) > max_chars:
         return [unk]
@@ -199,7 +208,10 @@ def wordpiece_word(word: str, vocab: Sequence[str] | set[str], unk: str, prefix:
                 start = end
                 break
         else:
-            return [unk]
+            if not split_unknown:
+                return [unk]
+            out.append(unk)
+            start += 1
     return out
 
 
@@ -211,6 +223,7 @@ def wordpiece_train(
     min_frequency: int,
     special_tokens: Sequence[str],
     prefix: str = "##",
+    record: list[tuple[str, str, int, int, int]] | None = None,
 ) -> tuple[list[str], bool]:
     """WordPiece training, recounting everything before each merge. Initial vocabulary: the
     special tokens, the characters in code-point order, the `##` characters in code-point
@@ -218,7 +231,9 @@ def wordpiece_train(
     then the higher count(ab); both then the smallest (id(a), id(b)). Pairs below min_frequency
     (and below 1) are never merged. Returns the vocabulary, and whether some merge made a token
     that was already in it (HF's trainer then merges such a pair word set by word set: see
-    rust/src/wordpiece/train.rs; tests compare the "hf" rule with this one only without them)."""
+    rust/src/wordpiece/train.rs; tests compare the "hf" rule with this one only without them).
+    ``record``, when given, gets one row per merge, recounted from the words as they are before
+    it: (left token, right token, count(ab), count(a), count(b))."""
     from fractions import Fraction
 
     vocab: list[str] = []
@@ -253,6 +268,8 @@ def wordpiece_train(
             a, b = max(cands, key=lambda p: (pairs[p], -p[0], -p[1]))
         else:
             a, b = max(cands, key=lambda p: (Fraction(pairs[p], unit[p[0]] * unit[p[1]]), pairs[p], -p[0], -p[1]))
+        if record is not None:
+            record.append((vocab[a], vocab[b], pairs[a, b], unit[a], unit[b]))
         right = vocab[b][len(prefix):] if vocab[b].startswith(prefix) else vocab[b]
         text = vocab[a] + right
         repeated = repeated or text in ids

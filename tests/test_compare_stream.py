@@ -132,3 +132,18 @@ def test_compare_progress_names_the_work(tmp_path: Path, capsys: pytest.CaptureF
     path.write_text(SAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     compare([("gpt2", bytepair.get_encoding("gpt2"))], [Corpus("s", [str(path)])], progress=True)
     assert re.search(r"comparing", capsys.readouterr().err)
+
+
+def test_measure_of_normalizing_bpe_and_lone_surrogates() -> None:
+    """A BPE tokenizer that normalizes is measured on the text it encodes (the normalized one);
+    a lone surrogate is encoded as U+FFFD, as encode does, and is a word character either way."""
+    text = SAMPLE.read_text(encoding="utf-8")[:3000]
+    tok = bytepair.train_from_iterator([text], vocab_size=300, normalization="nfkc+lowercase")
+    odd = "Ｔｈｅ ＫＩＮＧ ﬁne 東京 " + text[:500]
+    norm = tok._norm(odd)
+    assert norm != odd
+    assert measure(tok, odd) == naive_measure(tok, norm)
+    gpt2 = bytepair.get_encoding("gpt2")
+    broken = "a\ud800b c \udfffd\n" + text[:200]
+    assert measure(gpt2, broken) == naive_measure(gpt2, broken.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"))
+    assert measure(gpt2, broken)[1] == count_words(broken)

@@ -45,25 +45,52 @@ def word_counts(texts: list[str], specials: list[str]) -> dict[str, int]:
 @given(texts=corpus, vocab_size=st.integers(1, 60), min_frequency=st.integers(0, 3))
 def test_score_matches_oracle(texts: list[str], vocab_size: int, min_frequency: int) -> None:
     tok = train_wordpiece_from_iterator(texts, vocab_size=vocab_size, min_frequency=min_frequency, progress=False)
+    record: list[tuple[str, str, int, int, int]] = []
     want, _ = oracle.wordpiece_train(
         word_counts(texts, SPECIALS), vocab_size=vocab_size, algorithm="score", min_frequency=min_frequency,
-        special_tokens=SPECIALS,
+        special_tokens=SPECIALS, record=record,
     )
     assert [tok.id_to_token(i) for i in range(tok.vocab_size)] == want
+    assert_scores(tok.training["merge_scores"], record)
+
+
+def assert_scores(rows: list[list[Any]], record: list[tuple[str, str, int, int, int]]) -> None:
+    """The training record's merges against the oracle's recount before each merge, and each
+    score against count(ab) / (count(a) * count(b)) of those counts, exactly (both Python's
+    correctly rounded int division)."""
+    assert [tuple(r[:2]) + tuple(r[3:]) for r in rows] == record
+    assert [r[2] for r in rows] == [n / (na * nb) for _, _, n, na, nb in record]
+
+
+def test_scores_of_the_lecture() -> None:
+    """The lecture's corpus (hai 5, lai 2, hau 6, kau 3, haus 10): the first merge is ##u ##s,
+    count 10, with ##u 19 times and ##s 10 times: score 1/19, and h ##a scores 21/(21*26) = 1/26."""
+    texts = ["hai " * 5 + "lai " * 2 + "hau " * 6 + "kau " * 3 + "haus " * 10]
+    tok = train_wordpiece_from_iterator(texts, vocab_size=14, special_tokens=["[UNK]"], progress=False)
+    rows = tok.training["merge_scores"]
+    assert rows[0] == ["##u", "##s", 1 / 19, 10, 19, 10]
+    assert tok.id_to_token(12) == "##us"
+    # the record survives the file
+    from bytepair._wordpiece_file import from_dict, to_dict
+
+    again = from_dict(json.loads(json.dumps(to_dict(tok))))
+    assert again.training["merge_scores"] == rows
 
 
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(texts=corpus, vocab_size=st.integers(1, 60), min_frequency=st.integers(0, 3))
 def test_hf_matches_oracle(texts: list[str], vocab_size: int, min_frequency: int) -> None:
+    record: list[tuple[str, str, int, int, int]] = []
     want, repeated = oracle.wordpiece_train(
         word_counts(texts, []), vocab_size=vocab_size, algorithm="hf", min_frequency=min_frequency,
-        special_tokens=SPECIALS,
+        special_tokens=SPECIALS, record=record,
     )
     assume(not repeated)
     tok = train_wordpiece_from_iterator(
         texts, vocab_size=vocab_size, min_frequency=min_frequency, algorithm="hf", progress=False
     )
     assert [tok.id_to_token(i) for i in range(tok.vocab_size)] == want
+    assert_scores(tok.training["merge_scores"], record)
 
 
 def hf_train(texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool = True) -> dict[str, int]:

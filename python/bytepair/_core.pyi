@@ -11,6 +11,7 @@ __all__ += ["HfModel", "HfVocab"]  # the fast tokenizer.json reader
 __all__ += ["jsonl_texts", "jsonl_block", "TextBlock"]  # JSON lines for corpus encoding
 __all__ += ["BatchEncoder"]  # corpus encoding with reused buffers
 __all__ += ["SentencePiece", "MAX_NBEST"]  # SentencePiece .model files
+__all__ += ["compare_block"]  # bytepair.analysis.compare
 
 MAX_NBEST: int
 
@@ -175,6 +176,12 @@ class Encoder:
     # corpus encoding: the vocabulary as one buffer, and the largest ordinary id
     def vocab_table(self) -> tuple[bytes, int | None]: ...
 
+# ---- compare (bytepair.analysis.compare) ----
+
+def compare_block(
+    text: str, encoders: list[Encoder], classes: bytes
+) -> tuple[int, list[tuple[int, int, int]]]: ...
+
 # ---- WordPiece ----
 
 @final
@@ -190,6 +197,8 @@ class WordPiece:
         strip_accents: bool,
         lowercase: bool,
         special_tokens: list[tuple[str, int]],
+        *,
+        split_unknown_characters: bool = False,
     ) -> Self: ...
     def segment_cache(self, max_bytes: int | None = None) -> int: ...
     def encode(self, text: str) -> list[int]: ...
@@ -311,7 +320,7 @@ class WordCounter:
         algorithm: str,
         continuation_order: list[str] | None = None,
         progress: Callable[[int], object] | None = None,
-    ) -> list[str]: ...
+    ) -> tuple[list[str], list[tuple[int, int, int, int, int]]]: ...
 
 # ---- Hugging Face tokenizer.json, the fast reader ----
 

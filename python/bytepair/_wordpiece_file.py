@@ -7,7 +7,8 @@ bytepair version); the model part:
       "format": "bytepair-tokenizer", "version": 1, "model": "wordpiece",
       "vocab": ["[PAD]", "[UNK]", ...],              # the token of each id, in id order
       "wordpiece": {"unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                    "max_input_chars_per_word": 100},
+                    "max_input_chars_per_word": 100,
+                    "split_unknown_characters": true},  # only when true (default false)
       "bert": {"clean_text": true, "handle_chinese_chars": true,
                "strip_accents": null, "lowercase": true},  # BertNormalizer's options
       "special_tokens": {"[PAD]": 0, ...},           # recognized in raw text
@@ -35,16 +36,20 @@ VERSION = 1
 def to_dict(tok: WordPieceTokenizer) -> dict[str, Any]:
     from bytepair import __version__
 
+    wordpiece: dict[str, Any] = {
+        "unk_token": tok.unk_token,
+        "continuing_subword_prefix": tok.continuing_subword_prefix,
+        "max_input_chars_per_word": tok.max_input_chars_per_word,
+    }
+    if tok.split_unknown_characters:
+        # written only when on, so that files of the default stay as they were
+        wordpiece["split_unknown_characters"] = True
     return {
         "format": FORMAT,
         "version": VERSION,
         "model": "wordpiece",
         "vocab": list(tok._tokens),
-        "wordpiece": {
-            "unk_token": tok.unk_token,
-            "continuing_subword_prefix": tok.continuing_subword_prefix,
-            "max_input_chars_per_word": tok.max_input_chars_per_word,
-        },
+        "wordpiece": wordpiece,
         "bert": {
             "clean_text": tok._bert["clean_text"],
             "handle_chinese_chars": tok._bert["handle_chinese_chars"],
@@ -99,6 +104,8 @@ def from_dict(doc: Any, where: str = "tokenizer") -> WordPieceTokenizer:
     for key in ("unk_token", "continuing_subword_prefix"):
         if key in wp and not isinstance(wp[key], str):
             raise FormatError(f"{where}: wordpiece.{key} must be a string, got {wp[key]!r:.80}")
+    if "split_unknown_characters" in wp and not isinstance(wp["split_unknown_characters"], bool):
+        raise FormatError(f"{where}: wordpiece.split_unknown_characters must be true or false, got {wp['split_unknown_characters']!r:.80}")
     for key in ("clean_text", "handle_chinese_chars", "lowercase", "strip_accents"):
         if key in bert and not isinstance(bert[key], bool) and not (key == "strip_accents" and bert[key] is None):
             raise FormatError(f"{where}: bert.{key} must be true or false, got {bert[key]!r:.80}")
@@ -111,6 +118,7 @@ def from_dict(doc: Any, where: str = "tokenizer") -> WordPieceTokenizer:
             unk_token=wp.get("unk_token", "[UNK]"),
             continuing_subword_prefix=wp.get("continuing_subword_prefix", "##"),
             max_input_chars_per_word=wp.get("max_input_chars_per_word", 100),
+            split_unknown_characters=wp.get("split_unknown_characters", False),
             clean_text=bert.get("clean_text", True),
             handle_chinese_chars=bert.get("handle_chinese_chars", True),
             strip_accents=bert.get("strip_accents"),

@@ -68,6 +68,15 @@ class WordPieceTokenizer(ModelInputs, Inspect):
     ``continuing_subword_prefix`` (``"##"``). A word with no full split into vocabulary pieces,
     or longer than ``max_input_chars_per_word`` characters, becomes ``unk_token``.
 
+    ``split_unknown_characters=True`` (the name of TensorFlow Text's ``WordpieceTokenizer``
+    option for the same thing) keeps the pieces that match instead, as lectures show WordPiece
+    (``Hugg ##i ##n [UNK]``): where no vocabulary piece matches at a position of the word (with
+    ``continuing_subword_prefix`` after its first position), that one character becomes
+    ``unk_token`` and matching goes on at the next character, as a continuation. A word longer
+    than ``max_input_chars_per_word`` is still one ``unk_token``. BERT and Hugging Face do not
+    do this (the default, ``False``), and a Hugging Face ``tokenizer.json`` cannot say it:
+    :meth:`save_pretrained` refuses such a tokenizer; bytepair's own file keeps the option.
+
     ``clean_text``, ``handle_chinese_chars``, ``strip_accents`` (``None``: as ``lowercase``) and
     ``lowercase`` are the options of Hugging Face's ``BertNormalizer``. ``special_tokens`` are
     texts recognized in the raw text before normalization (default: those of
@@ -108,6 +117,7 @@ class WordPieceTokenizer(ModelInputs, Inspect):
         template: Sequence[str] | str | None = None,
         pair_template: Sequence[str] | str | None = None,
         training: Mapping[str, Any] | None = None,
+        split_unknown_characters: bool = False,
     ) -> None:
         if isinstance(vocab, Mapping):
             items = list(vocab.items())
@@ -133,6 +143,8 @@ class WordPieceTokenizer(ModelInputs, Inspect):
             by_id[i] = t
             token_ids[t] = i
         _check_max_chars(max_input_chars_per_word)
+        if not isinstance(split_unknown_characters, bool):
+            raise BytepairError(f"split_unknown_characters must be True or False, got {split_unknown_characters!r}")
         if not isinstance(continuing_subword_prefix, str):
             raise TypeError("continuing_subword_prefix must be a str")
         _check_utf8([continuing_subword_prefix], "continuing_subword_prefix")
@@ -160,6 +172,7 @@ class WordPieceTokenizer(ModelInputs, Inspect):
         self._unk = unk_token
         self._prefix = continuing_subword_prefix
         self._max_chars = max_input_chars_per_word
+        self._split_unknown = split_unknown_characters
         self._bert = {
             "clean_text": bool(clean_text),
             "handle_chinese_chars": bool(handle_chinese_chars),
@@ -179,6 +192,7 @@ class WordPieceTokenizer(ModelInputs, Inspect):
             self._bert["strip_accents"],
             self._bert["lowercase"],
             [(s, token_ids[s]) for s in specials],
+            split_unknown_characters=split_unknown_characters,
         )
 
     # ------------------------------------------------------------------ properties
@@ -209,6 +223,12 @@ class WordPieceTokenizer(ModelInputs, Inspect):
     @property
     def max_input_chars_per_word(self) -> int:
         return self._max_chars
+
+    @property
+    def split_unknown_characters(self) -> bool:
+        """Whether an unmatchable character becomes ``unk_token`` on its own (the rest of its
+        word still matched) rather than the whole word (see the class docstring)."""
+        return self._split_unknown
 
     @property
     def normalizer_options(self) -> dict[str, bool]:

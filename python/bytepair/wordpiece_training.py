@@ -16,6 +16,15 @@ builds the vocabulary with one of two rules:
 Special tokens (default ``[PAD] [UNK] [CLS] [SEP] [MASK]``) take the first ids. With the score
 rule their text in the corpus separates words and is not counted (as in BPE training); with the
 HF rule it is counted like any text, as HF does.
+
+The training record (``tok.training``, saved with the tokenizer) holds every merge in order as
+``tok.training["merge_scores"]``: rows ``[left, right, score, count_ab, count_a, count_b]``:
+the two tokens joined; count(ab), how often the pair occurs (words weighted by their counts);
+count(a) and count(b), how often each token occurs, all as they were just before the merge; and
+``score`` = count(ab) / (count(a) * count(b)), the value the ``"score"`` rule picks by (recorded
+for ``algorithm="hf"`` too, though that rule picks by count(ab) alone). With the HF rule a merge
+can make a token already in the vocabulary (it then takes no new id), so there can be more rows
+than learned tokens.
 """
 
 from __future__ import annotations
@@ -78,6 +87,7 @@ def _train(
     handle_chinese_chars: bool,
     strip_accents: bool | None,
     lowercase: bool,
+    split_unknown_characters: bool,
     num_threads: int | None,
     progress: bool | None,
     total_bytes: int | None,
@@ -106,7 +116,7 @@ def _train(
     counted = time.perf_counter() - started
     merge_bar = _progress.Progress("merging", total=vocab_size, unit="tokens") if show else None
     callback: Callable[[int], object] | None = merge_bar.update if merge_bar else None
-    tokens = counter.train(
+    tokens, merge_rows = counter.train(
         vocab_size=vocab_size,
         min_frequency=min_frequency,
         special_tokens=specials,
@@ -133,6 +143,7 @@ def _train(
         strip_accents=strip_accents,
         lowercase=lowercase,
         special_tokens=specials,
+        split_unknown_characters=split_unknown_characters,
     )
     # What the vocabulary does to the training data, from the counts (each distinct word
     # encoded once, in Rust): tokens, tokens per word, [UNK] tokens.
@@ -159,6 +170,8 @@ def _train(
             "total": round(time.perf_counter() - started, 3),
         },
         "bytepair_version": __version__,
+        # last: the one long entry of the record
+        "merge_scores": [[tokens[a], tokens[b], n / (na * nb), n, na, nb] for a, b, n, na, nb in merge_rows],
     }
     tok._training = training
     return tok
@@ -178,13 +191,16 @@ def train_wordpiece_from_iterator(
     handle_chinese_chars: bool = True,
     strip_accents: bool | None = None,
     lowercase: bool = True,
+    split_unknown_characters: bool = False,
     num_threads: int | None = None,
     progress: bool | None = None,
     _continuation_order: list[str] | None = None,
 ) -> WordPieceTokenizer:
     """Trains a WordPiece tokenizer on an iterable of ``str`` documents (see the module docstring
     for the two algorithms). ``vocab_size`` counts everything (special tokens, characters,
-    ``##`` characters, merges); the characters are always all kept, even past ``vocab_size``."""
+    ``##`` characters, merges); the characters are always all kept, even past ``vocab_size``.
+    ``split_unknown_characters`` is the tokenizer's option (see :class:`WordPieceTokenizer`): it
+    changes encoding only (and so the record's count of unknown tokens), not the vocabulary."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("train_wordpiece_from_iterator() takes an iterable of texts, not one str")
     def feed_all(feed: Feed) -> None:
@@ -197,6 +213,7 @@ def train_wordpiece_from_iterator(
         unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
         handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
+        split_unknown_characters=split_unknown_characters,
         num_threads=num_threads, progress=progress, total_bytes=None, sources=[{"name": "texts"}],
         input_files={},
         _continuation_order=_continuation_order,
@@ -217,6 +234,7 @@ def train_wordpiece(
     handle_chinese_chars: bool = True,
     strip_accents: bool | None = None,
     lowercase: bool = True,
+    split_unknown_characters: bool = False,
     errors: str = "strict",
     num_threads: int | None = None,
     progress: bool | None = None,
@@ -233,6 +251,7 @@ def train_wordpiece(
         unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
         max_input_chars_per_word=max_input_chars_per_word, clean_text=clean_text,
         handle_chinese_chars=handle_chinese_chars, strip_accents=strip_accents, lowercase=lowercase,
+        split_unknown_characters=split_unknown_characters,
         num_threads=num_threads, progress=progress, total_bytes=total, sources=info,
         input_files={"files": [os.path.basename(p) for p in paths]},
     )

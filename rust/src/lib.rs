@@ -11,12 +11,14 @@
 //! - `io`: readers of foreign files and inputs (tokenizer.json, SentencePiece `.model`, JSON
 //!   lines, packed counts, blocks and byte ranges of files).
 //! - `count` (parallel, streaming piece counting), `segments` (whole texts seen before and their
-//!   ids, for every model kind), `threads` (pools per call), `error` (the one error type).
+//!   ids, for every model kind), `threads` (pools per call), `error` (the one error type),
+//!   `compare` (the analysis `compare`'s words and cut words of a block, for BPE encoders).
 //! - `py`: the PyO3 bindings, behind the `python` feature; the only code that knows Python.
 //!
 //! Why the hot paths look as they do: `NOTES.md` beside this file, and one in each wing.
 
 pub mod bpe;
+pub mod compare;
 pub mod count;
 pub mod error;
 pub mod io;

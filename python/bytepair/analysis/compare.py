@@ -28,7 +28,6 @@ text (0 = every language costs the same), or of fertility when the text is not p
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,10 +35,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from bytepair import _core
 from bytepair._progress import Progress, wanted
 from bytepair.analysis.corpus import Corpus
 from bytepair.analysis.stats import AnyTokenizer
 from bytepair.analysis.words import _CLASS, byte_offsets
+from bytepair.arrays import with_repair
 from bytepair.errors import BytepairError, CorpusError
 from bytepair.tokenizer import Tokenizer
 from bytepair.wordpiece import WordPieceTokenizer
@@ -89,37 +90,52 @@ class Comparison:
     reference: str | None = None
 
 
-def measure(tok: AnyTokenizer, text: str) -> tuple[int, int, int, int]:
+Measure = tuple[int, int, int, int]
+
+# The word class of each code point below 65,536 (words._CLASS) as the extension reads it.
+_CLASS_BYTES = _CLASS.tobytes()
+
+
+def measure(tok: AnyTokenizer, text: str) -> Measure:
     """``(tokens, words, words cut by a token boundary, bytes)`` of one text."""
-    return _measure(tok, text, {})
+    return _measure_all([tok], text)[0]
 
 
-def _measure(tok: AnyTokenizer, text: str, seen: dict[str, _Words]) -> tuple[int, int, int, int]:
-    """:func:`measure`, with the words of each text measured kept in ``seen`` (every tokenizer
-    of a comparison measures the same block: its words are found once)."""
-    if not isinstance(tok, (Tokenizer, WordPieceTokenizer)):
+def _measure_all(toks: Sequence[AnyTokenizer], text: str) -> list[Measure]:
+    """:func:`measure` of one text by each of ``toks``. Byte-level BPE tokenizers are measured
+    in the extension (``_core.compare_block``: the text's words found once, then each
+    tokenizer's ids encoded and walked once, no array coming back), those that normalize on the
+    text they encode; the others here, with the words of each text kept for the next."""
+    out: dict[int, Measure] = {}
+    bpe = [(k, t) for k, t in enumerate(toks) if isinstance(t, Tokenizer)]
+    plain = [(k, t) for k, t in bpe if t.normalization is None]
+    calls = [(text, plain)] if plain else []
+    calls += [(t._norm(text), [(k, t)]) for k, t in bpe if t.normalization is not None]
+    for block, group in calls:
+        encoders = [t._core for _, t in group]
+        # A lone surrogate (no UTF-8) is encoded as U+FFFD, as encode does; both are 3 bytes of
+        # a word character, so the words are the same.
+        words, rows = with_repair(lambda ts: _core.compare_block(ts[0], encoders, _CLASS_BYTES), [block])
+        for (k, _), (n_tokens, cut, n_bytes) in zip(group, rows):
+            # BPE's bytes are those its tokens cover (the text's, unless a surrogate was replaced)
+            out[k] = (n_tokens, words, cut, n_bytes)
+    seen: dict[str, _Words] = {}
+    return [out[k] if k in out else _measure(t, text, seen) for k, t in enumerate(toks)]
+
+
+def _measure(tok: AnyTokenizer, text: str, seen: dict[str, _Words]) -> Measure:
+    """:func:`measure` of a WordPiece or SentencePiece tokenizer, with the words of each text
+    measured kept in ``seen`` (every tokenizer of a comparison measures the same block: its
+    words are found once)."""
+    if not isinstance(tok, WordPieceTokenizer):
+        assert not isinstance(tok, Tokenizer)  # measured by _measure_all
         return _measure_pieces(tok, text, seen)
-    if isinstance(tok, WordPieceTokenizer):
-        # WordPiece: token ends from its character offsets (into the original text,
-        # whose whitespace it drops); bytes are the text's.
-        ids, offsets = tok.encode_with_offsets(text)
-        ends = byte_offsets(text)[np.asarray([e for _, e in offsets], dtype=np.int64)]
-        n_tokens = len(ids)
-    else:
-        if tok.normalization is not None:
-            text = tok._norm(text)
-        ids_array = tok.encode_to_numpy(text, disallowed_special=(), dtype=np.uint32)
-        # Blocks are far below 2 GiB: int32 ends, unless one document is not.
-        wide = len(text) >= 1 << 29
-        lengths, spaced = _token_tables(tok)
-        ends = np.cumsum(np.take(lengths, ids_array), dtype=np.int64 if wide else np.int32)
-        n_tokens = len(ids_array)
+    # WordPiece: token ends from its character offsets (into the original text, whose
+    # whitespace it drops); bytes are the text's.
+    ids, offsets = tok.encode_with_offsets(text)
+    ends = byte_offsets(text)[np.asarray([e for _, e in offsets], dtype=np.int64)]
     words = _words(text, seen)
-    if isinstance(tok, WordPieceTokenizer):
-        return n_tokens, words.count, words.cut_any(ends), words.n_bytes
-    # BPE: the bytes its tokens cover (the text's, unless the extension replaced some).
-    n_bytes = int(ends[-1]) if len(ends) else 0
-    return n_tokens, words.count, words.cut_ascending(ends, ids_array, spaced), n_bytes
+    return len(ids), words.count, words.cut_any(ends), words.n_bytes
 
 
 def _words(text: str, seen: dict[str, _Words]) -> _Words:
@@ -184,7 +200,7 @@ class _Words:
     gather over its token ends, not a pass over the text's bytes. Every step is a numpy pass
     over the bytes (a Python loop per word or per character would cost more than encoding)."""
 
-    __slots__ = ("_inside", "count", "joint", "n_bytes", "plain")
+    __slots__ = ("_inside", "count", "joint", "n_bytes")
 
     def __init__(self, text: str) -> None:
         u = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
@@ -203,7 +219,6 @@ class _Words:
                 return
         # Plain: every byte is of a word character or is ASCII whitespace, and no character is
         # a word of its own. Two bytes are of one word when both are word bytes.
-        self.plain = True
         word = np.zeros(n + 2, dtype=np.bool_)  # False before the first byte and after the last
         np.logical_not(space, out=word[1 : n + 1])
         self.count = int(np.count_nonzero(word[1:] & ~word[:-1]))
@@ -217,7 +232,6 @@ class _Words:
         byte of a character of a script without spaces, 3 a later byte of one; the later bytes
         of other characters take their first byte's class."""
         n = len(u)
-        self.plain = False
         byte_cls = space.view(np.uint8)  # 1 on ASCII whitespace, else 0 (right for the others)
         byte_cls[at] = cls
         first = u[at]
@@ -254,23 +268,6 @@ class _Words:
         marks[np.take(self.inside(), ends, mode="clip")] = True  # an end past the text is in no word
         return int(np.count_nonzero(marks[1:]))
 
-    def cut_ascending(self, ends: npt.NDArray[Any], ids: npt.NDArray[Any], spaced: npt.NDArray[np.bool_]) -> int:
-        """:meth:`cut_any` of the ends of BPE tokens ``ids``, in order. The ends inside words
-        come in runs, one run per word cut (every end between two ends inside one word is
-        inside it too): count the ends inside words, less each one whose token lies within
-        the word of the end before it. In plain text that is a token between two such ends
-        without ASCII whitespace (``spaced[id]``: the token's bytes hold some); elsewhere, two
-        ends of the same word number."""
-        if self.count == 0 or len(ends) == 0:
-            return 0
-        if not self.plain:
-            cut = np.take(self.inside(), ends, mode="clip")  # an end past the text is in no word
-            return int(np.count_nonzero((cut[1:] != cut[:-1]) & (cut[1:] != 0))) + int(cut[0] != 0)
-        joint = np.take(self.joint, ends, mode="clip")
-        same = joint[1:] & joint[:-1]
-        same &= ~np.take(spaced, ids[1:])
-        return int(np.count_nonzero(joint)) - int(np.count_nonzero(same))
-
 
 def _code_points(u: npt.NDArray[np.uint8], lead: npt.NDArray[np.intp]) -> npt.NDArray[np.uint32]:
     """The code points of the UTF-8 sequences starting at ``lead`` (first bytes >= 0xC0; lone
@@ -302,47 +299,6 @@ def _ascii_space(u: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
 
 
 
-_STRUCT_ID_LEN = struct.Struct("<II")
-
-
-def _token_tables(tok: Tokenizer) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
-    """Bytes of each id, and whether they hold ASCII whitespace (special tokens: of their
-    text), kept on the tokenizer. Read from the extension's vocabulary buffer
-    (``Encoder.vocab_table``: id, length, bytes per token) rather than from ``tok.vocab``, whose
-    200,000 bytes objects for o200k cost twice the time."""
-    cached: tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]] | None = tok.__dict__.get("_token_tables")
-    if cached is None:
-        buf, top = tok._core.vocab_table()
-        specials = tok.special_tokens
-        size = max([*specials.values(), -1 if top is None else top]) + 1
-        unpack = _STRUCT_ID_LEN.unpack_from
-        ids: list[int] = []
-        lengths: list[int] = []
-        starts: list[int] = []
-        off = 0
-        while off < len(buf):
-            i, n = unpack(buf, off)
-            ids.append(i)
-            lengths.append(n)
-            starts.append(off + 8)
-            off += 8 + n
-        table = np.zeros(size, dtype=np.int32)
-        table[ids] = lengths
-        # Whitespace bytes counted up to each offset of the buffer: a token holds some when
-        # the count grows across its bytes.
-        upto = np.zeros(len(buf) + 1, dtype=np.int64)
-        np.cumsum(_ascii_space(np.frombuffer(buf, dtype=np.uint8)), out=upto[1:])
-        first = np.asarray(starts, dtype=np.int64)
-        spaced = np.zeros(size, dtype=np.bool_)
-        spaced[ids] = upto[first + np.asarray(lengths, dtype=np.int64)] > upto[first]
-        for text, i in specials.items():
-            data = text.encode("utf-8")
-            table[i] = len(data)
-            spaced[i] = bool(_ascii_space(np.frombuffer(data, dtype=np.uint8)).any())
-        cached = tok.__dict__["_token_tables"] = (table, spaced)
-    return cached
-
-
 def compare(
     tokenizers: Sequence[tuple[str, AnyTokenizer]],
     corpora: Sequence[Corpus],
@@ -365,6 +321,7 @@ def compare(
         if reference not in names:
             raise BytepairError(f"reference {reference!r} is not one of the corpora ({', '.join(names)})")
     totals = {(t, c.name): [0, 0, 0, 0] for t, _ in tokenizers for c in corpora}
+    toks = [tok for _, tok in tokenizers]
     bar = Progress("comparing", total=sum(c.size() for c in corpora), unit="bytes") if wanted(progress) else None
     done = 0
     try:
@@ -372,10 +329,9 @@ def compare(
             has_text = False
             for block in c.blocks():
                 has_text = has_text or not block.isspace() and bool(block)
-                seen: dict[str, _Words] = {}
-                for tname, tok in tokenizers:
+                for (tname, _), measured in zip(tokenizers, _measure_all(toks, block)):
                     acc = totals[tname, c.name]
-                    for k, v in enumerate(_measure(tok, block, seen)):
+                    for k, v in enumerate(measured):
                         acc[k] += v
                 done += len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
                 if bar is not None:

@@ -66,11 +66,14 @@ class MergeStep:
 @dataclass(frozen=True)
 class WordPieceStep:
     """One longest match of WordPiece: the token ``token`` (with its ``##`` prefix when it
-    continues a word) and its ``id``, matched at characters ``span`` of the word."""
+    continues a word) and its ``id``, matched at characters ``span`` of the word. With
+    ``split_unknown_characters``, a character nothing matched is a step too: the unknown token
+    over that one character, with ``unknown`` set."""
 
     token: str
     id: int
     span: Span
+    unknown: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,11 @@ def _wordpiece_trace(tok: WordPieceTokenizer, text: str) -> list[PieceTrace]:
                     at = end
                     break
             else:
-                known = False
+                if tok.split_unknown_characters:
+                    steps.append(WordPieceStep(tok.unk_token, unk, (at, at + 1), unknown=True))
+                    at += 1
+                else:
+                    known = False
         if not known:
             steps = []
         out.append(PieceTrace(word, span, [], steps, [s.id for s in steps] if known else [unk]))

@@ -87,7 +87,9 @@ def run_show(args: argparse.Namespace, tok: WordPieceTokenizer) -> int:
         f"{len(learned):,} longer tokens",
         "normalizer      " + ", ".join(f"{k}={v}" for k, v in opts.items()),
         f"special tokens  {', '.join(f'{t!r} = {i}' for t, i in sorted(specials.items(), key=lambda kv: kv[1])) or 'none'}",
-        f"unknown token   {tok.unk_token!r}; words over {tok.max_input_chars_per_word:,} characters are {tok.unk_token}",
+        f"unknown token   {tok.unk_token!r}; words over {tok.max_input_chars_per_word:,} characters are {tok.unk_token}"
+        + (", and so is each character no piece matches (the rest of its word is matched)"
+           if tok.split_unknown_characters else ", and so is a word with a part no piece matches"),
         f"template        {' '.join(tok.template) if tok.template else 'none'}",
     ]
     info = tok.training
@@ -161,6 +163,7 @@ def run_train(args: argparse.Namespace, sources: Sequence[Any], names: Sequence[
         min_frequency=args.min_frequency,
         special_tokens=args.special or BERT_SPECIAL_TOKENS,
         lowercase=not args.cased,
+        split_unknown_characters=args.split_unknown_characters,
         errors=args.errors,
         progress=args.progress,
     )
@@ -206,5 +209,12 @@ def add_train_options(train: argparse.ArgumentParser) -> None:
         help="WordPiece: merge by count(ab)/(count(a)count(b)) (score, default) or as Hugging Face's WordPieceTrainer (hf)",
     )
     train.add_argument("--cased", action="store_true", help="WordPiece: keep case and accents (no lowercasing)")
+    train.add_argument(
+        "--split-unknown-characters",
+        action="store_true",
+        help="WordPiece: a character no piece matches becomes [UNK] on its own and the rest of its word is "
+        "still matched (hugg ##i ##n [UNK]), instead of the whole word becoming [UNK] (BERT's way); kept in "
+        "the tokenizer file, not expressible in a Hugging Face tokenizer.json",
+    )
 
 

@@ -72,7 +72,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 out.write(f"    merge #{step.merge}: {show(a)} + {show(b)} -> {show(step.new_id)} (id {step.new_id}); "
                           f"now {' '.join(show(i) for i in step.tokens)}\n")
             elif isinstance(step, WordPieceStep):
-                out.write(f"  longest match at {step.span[0]}-{step.span[1]}: {step.token!r} (id {step.id})\n")
+                what = "no match" if step.unknown else "longest match"
+                out.write(f"  {what} at {step.span[0]}-{step.span[1]}: {step.token!r} (id {step.id})\n")
         if not t.steps and not t.start:
             out.write("  no match covers the word: the unknown token\n")
         out.write(f"  ids: {t.ids}\n")

@@ -95,6 +95,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _check_output(args.output)
     from bytepair.cli import _sentencepiece
 
+    if args.split_unknown_characters and args.model != "wordpiece":
+        parser.error("--split-unknown-characters is an option of WordPiece training (--model wordpiece)")
     if _sentencepiece.is_sentencepiece(args.model):
         _sentencepiece.check_train_args(args)
     else:

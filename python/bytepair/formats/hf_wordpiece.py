@@ -150,7 +150,15 @@ def _hf_template(items: list[str], tok: WordPieceTokenizer) -> list[dict[str, An
 
 
 def wordpiece_to_hf(tok: WordPieceTokenizer) -> dict[str, Any]:
-    """The HF ``tokenizer.json`` content of ``tok`` (BertTokenizerFast's pipeline)."""
+    """The HF ``tokenizer.json`` content of ``tok`` (BertTokenizerFast's pipeline). A tokenizer
+    with ``split_unknown_characters=True`` is refused: HF's WordPiece model has no such option
+    and would make the whole word ``[UNK]``."""
+    if tok.split_unknown_characters:
+        raise FormatError(
+            "split_unknown_characters=True cannot be written to a Hugging Face tokenizer.json (its WordPiece "
+            "turns the whole word into the unknown token); save it with tok.save(path), or make the tokenizer "
+            "with split_unknown_characters=False"
+        )
     post: dict[str, Any] | None = None
     if tok.template is not None or tok.pair_template is not None:
         single = tok.template or ["$A"]
@@ -196,6 +204,7 @@ def save_pretrained(tok: WordPieceTokenizer, directory: str | os.PathLike[str]) 
     ``transformers.AutoTokenizer.from_pretrained`` (BertTokenizerFast)."""
     from bytepair.formats.bert import dump_bert_vocab
 
+    hf = wordpiece_to_hf(tok)  # first: what it refuses leaves no directory behind
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
     roles = {
@@ -213,7 +222,7 @@ def save_pretrained(tok: WordPieceTokenizer, directory: str | os.PathLike[str]) 
     }
     paths = []
     for name, doc in (
-        ("tokenizer.json", wordpiece_to_hf(tok)),
+        ("tokenizer.json", hf),
         ("tokenizer_config.json", config),
         ("special_tokens_map.json", roles),
     ):

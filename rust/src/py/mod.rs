@@ -5,7 +5,7 @@
 //! exception classes of `bytepair.errors` (all `ValueError` subclasses) or `OSError`s.
 //!
 //! One file per group of Python classes (`bpe`, `training`, `wordpiece`, `sentencepiece`,
-//! `arrays`, `io`), each
+//! `arrays`, `io`; `compare` is one function), each
 //! registering its own with an `add` called from `_core` below. Class files never import each
 //! other: what several of them need is here (errors, progress callbacks, thread counts, the
 //! `TextBlock`s of JSON lines) or is named from here (the `Encoder` class).
@@ -23,6 +23,7 @@ use crate::error::Error;
 
 mod arrays;
 mod bpe;
+mod compare;
 mod io;
 mod sentencepiece;
 mod training;
@@ -50,6 +51,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     io::add(m)?; // the fast tokenizer.json reader, JSON lines for corpus encoding
     m.add_class::<TextBlock>()?; // documents of JSON lines, read by io, encoded by arrays
     arrays::add(m)?; // corpus encoding with reused buffers
+    compare::add(m)?; // compare's numbers of a block, for byte-level BPE encoders
     Ok(())
 }
 

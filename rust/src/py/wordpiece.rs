@@ -36,9 +36,10 @@ pub(super) struct PyWordPiece {
 
 #[pymethods]
 impl PyWordPiece {
-    /// `vocab`: (id, token) pairs; `special_tokens`: (text, id) pairs matched in the raw text.
+    /// `vocab`: (id, token) pairs; `special_tokens`: (text, id) pairs matched in the raw text;
+    /// `split_unknown_characters`: an unmatchable character is the unknown token on its own.
     #[new]
-    #[pyo3(signature = (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word, clean_text, handle_chinese_chars, strip_accents, lowercase, special_tokens))]
+    #[pyo3(signature = (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word, clean_text, handle_chinese_chars, strip_accents, lowercase, special_tokens, *, split_unknown_characters = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -51,6 +52,7 @@ impl PyWordPiece {
         strip_accents: bool,
         lowercase: bool,
         special_tokens: Vec<(String, Rank)>,
+        split_unknown_characters: bool,
     ) -> PyResult<Self> {
         let opts = BertOptions {
             clean_text,
@@ -68,6 +70,7 @@ impl PyWordPiece {
                     opts,
                     &special_tokens,
                 )
+                .map(|wp| wp.with_split_unknown(split_unknown_characters))
             })
             .map_err(to_py)?;
         let top = vocab.iter().map(|&(i, _)| i).max().unwrap_or(0);

@@ -15,6 +15,11 @@ use crate::text::normalize::{Charsmap, Normalizer, NormalizerSpec, PrefixMatcher
 use crate::unigram::train::SpmSplit;
 use crate::wordpiece::model::BertOptions;
 use crate::words::{CountStats, WordCounter, Words, BLOCK_BYTES, UNIT_BYTES};
+use crate::Rank;
+
+/// WordPiece training's result: the vocabulary in id order, and each merge as (left id,
+/// right id, count(ab), count(a), count(b)).
+type MergeRecord = (Vec<String>, Vec<(Rank, Rank, u64, u64, u64)>);
 
 pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWordCounter>()?;
@@ -369,7 +374,8 @@ impl PyWordCounter {
         py.detach(|| words.encode_stats(wp, threads)).map_err(to_py)
     }
 
-    /// Trains on the counted words: the vocabulary, tokens in id order.
+    /// Trains on the counted words: the vocabulary, tokens in id order, and each merge in order
+    /// as (left id, right id, count(ab), count(a), count(b)), counted just before it.
     #[pyo3(signature = (*, vocab_size, min_frequency, special_tokens, continuing_subword_prefix, algorithm, continuation_order = None, progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn train(
@@ -382,7 +388,7 @@ impl PyWordCounter {
         algorithm: &str,
         continuation_order: Option<Vec<String>>,
         progress: Option<Py<PyAny>>,
-    ) -> PyResult<Vec<String>> {
+    ) -> PyResult<MergeRecord> {
         let algorithm = match algorithm {
             "score" => crate::wordpiece::train::Algorithm::Score,
             "hf" => crate::wordpiece::train::Algorithm::Hf,
@@ -411,6 +417,11 @@ impl PyWordCounter {
             };
             crate::wordpiece::train::train(words, &opts, &mut |n| p.tick(n as u64, false))
         });
-        finish(result, raised)
+        let (vocab, merges) = finish(result, raised)?;
+        let rows = merges
+            .iter()
+            .map(|m| (m.left, m.right, m.pair, m.left_count, m.right_count))
+            .collect();
+        Ok((vocab, rows))
     }
 }

@@ -19,7 +19,9 @@
 //! Encoding a word: HF's greedy rule — the longest vocabulary token that is a prefix of the
 //! rest of the word (with the continuation prefix `##` after the first piece), and `[UNK]` for
 //! the whole word when some rest has no such token or the word has more than
-//! `max_input_chars_per_word` characters.
+//! `max_input_chars_per_word` characters. With `split_unknown` (TensorFlow Text's
+//! `split_unknown_characters`; the way lectures draw WordPiece, `Hugg ##i ##n [UNK]`), a rest
+//! with no such token gives `[UNK]` for its first character only, and the word goes on after it.
 //!
 //! Cost (and what it is not): the vocabulary is one byte trie; the continuation tokens hang under
 //! the node of `##`. From position p the walk follows the trie from the right root as long as the
@@ -671,6 +673,8 @@ pub struct WordPiece {
     continuation: Option<u32>,
     unk: Rank,
     max_chars: usize,
+    /// an unmatchable character is `[UNK]` on its own, not the whole word
+    split_unknown: bool,
     opts: BertOptions,
     specials: Option<(AhoCorasick, Vec<Rank>)>,
     /// this model's number, for the word caches
@@ -729,6 +733,7 @@ impl WordPiece {
             continuation,
             unk,
             max_chars,
+            split_unknown: false,
             opts,
             specials,
             id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -738,6 +743,14 @@ impl WordPiece {
 
     pub fn unk(&self) -> Rank {
         self.unk
+    }
+
+    /// The model with `split_unknown` set: a character no token matches becomes `[UNK]` on its
+    /// own and the word goes on at the next character (a continuation), instead of the whole
+    /// word becoming `[UNK]`. Set at construction (the word caches are per model).
+    pub fn with_split_unknown(mut self, on: bool) -> Self {
+        self.split_unknown = on;
+        self
     }
 
     /// Encodes one normalized word, appending (id, start byte, end byte) to `out`.
@@ -766,6 +779,14 @@ impl WordPiece {
                 }
             }
             if best.0 == NONE {
+                if self.split_unknown {
+                    // `pos` is a character boundary: every match ends where a token (valid
+                    // UTF-8) ends, within valid UTF-8.
+                    let n = word[pos..].chars().next().map_or(1, char::len_utf8);
+                    out.push((self.unk, pos, pos + n));
+                    pos += n;
+                    continue;
+                }
                 out.truncate(start_len);
                 out.push((self.unk, 0, bytes.len()));
                 return;
@@ -1129,6 +1150,35 @@ pub fn pre_tokenize(opts: &BertOptions, text: &str) -> Vec<(String, (u32, u32))>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_unknown_keeps_the_matches_around_an_unknown_character() {
+        let vocab: Vec<(Rank, String)> = ["[UNK]", "Hugg", "##i", "##n", "a", "##é"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i as Rank, t.to_string()))
+            .collect();
+        let opts = BertOptions {
+            lowercase: false,
+            strip_accents: false,
+            ..BertOptions::default()
+        };
+        let make = |split| {
+            WordPiece::new(&vocab, "[UNK]", "##", 100, opts, &[])
+                .unwrap()
+                .with_split_unknown(split)
+        };
+        let mut out = Vec::new();
+        make(true).encode_word("Hugging", &mut out);
+        assert_eq!(out, [(1, 0, 4), (2, 4, 5), (3, 5, 6), (0, 6, 7)]);
+        out.clear();
+        // an unknown first character, a two-byte one, and continuations after each
+        make(true).encode_word("ñaéx", &mut out);
+        assert_eq!(out, [(0, 0, 2), (0, 2, 3), (5, 3, 5), (0, 5, 6)]);
+        out.clear();
+        make(false).encode_word("Hugging", &mut out);
+        assert_eq!(out, [(0, 0, 7)]);
+    }
 
     #[test]
     fn parts_between_cuts_encode_to_the_whole() {

@@ -225,13 +225,26 @@ impl Heap {
     }
 }
 
-/// Trains on word counts: the vocabulary, tokens in id order. `progress(n)` is told the
-/// vocabulary size now and then; an error from it stops training.
+/// One merge of training, with the counts it was chosen by, as they were just before it:
+/// count(ab) of the pair (words weighted by their counts) and count(a), count(b) of its tokens
+/// (their score is count(ab) / (count(a) * count(b))).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergeCounts {
+    pub left: Rank,
+    pub right: Rank,
+    pub pair: u64,
+    pub left_count: u64,
+    pub right_count: u64,
+}
+
+/// Trains on word counts: the vocabulary, tokens in id order, and every merge in order with
+/// its counts (the training record's scores). `progress(n)` is told the vocabulary size now
+/// and then; an error from it stops training.
 pub fn train(
     words: &Words,
     opts: &TrainOptions,
     progress: &mut dyn FnMut(usize) -> Result<()>,
-) -> Result<Vec<String>> {
+) -> Result<(Vec<String>, Vec<MergeCounts>)> {
     let mut vocab: Vec<String> = Vec::new();
     let mut ids: FxHashMap<String, Rank> = FxHashMap::default();
     let add = |t: String, vocab: &mut Vec<String>, ids: &mut FxHashMap<String, Rank>| -> Rank {
@@ -379,6 +392,7 @@ pub fn train(
         }
     }
 
+    let mut merges: Vec<MergeCounts> = Vec::new();
     let mut last_report = 0;
     while vocab.len() < opts.vocab_size {
         let Some(top) = heap.pop() else { break };
@@ -401,6 +415,14 @@ pub fn train(
             break;
         }
         let (a, b) = ((top.pair >> 32) as Rank, top.pair as Rank);
+        // (counts never go below zero: each is a sum of word counts still in the words)
+        merges.push(MergeCounts {
+            left: a,
+            right: b,
+            pair: top.count,
+            left_count: unit[a as usize].max(0) as u64,
+            right_count: unit[b as usize].max(0) as u64,
+        });
         let right = vocab[b as usize]
             .strip_prefix(opts.prefix)
             .unwrap_or(&vocab[b as usize]);
@@ -544,7 +566,7 @@ pub fn train(
         }
     }
     // The alphabet alone can exceed vocab_size: HF keeps it whole, and so does this.
-    Ok(vocab)
+    Ok((vocab, merges))
 }
 
 #[cfg(test)]
@@ -563,7 +585,7 @@ mod tests {
             algorithm,
             continuation_order: None,
         };
-        train(&words, &opts, &mut |_| Ok(())).unwrap()
+        train(&words, &opts, &mut |_| Ok(())).unwrap().0
     }
 
     fn counts(c: &mut WordCounter) -> Vec<(String, u64)> {
@@ -621,5 +643,33 @@ mod tests {
         assert_eq!(v[5], "ab");
         let v = run(&["abab abab ab"], Algorithm::Score, 100);
         assert!(v.len() > 5);
+    }
+
+    #[test]
+    fn merges_come_with_their_counts() {
+        // "abab" twice and "ab": a and ##a are different tokens; (a, ##b) occurs 3 times,
+        // (##a, ##b) twice, (##b, ##a) twice; a 3, ##a 2, ##b 5.
+        let words = count_words(&BertOptions::default(), &["abab abab ab"], &[], 1).unwrap();
+        let specials = vec!["[UNK]".to_string()];
+        let opts = TrainOptions {
+            vocab_size: 6,
+            min_frequency: 2,
+            special_tokens: &specials,
+            prefix: "##",
+            algorithm: Algorithm::Hf,
+            continuation_order: None,
+        };
+        let (vocab, merges) = train(&words, &opts, &mut |_| Ok(())).unwrap();
+        assert_eq!(vocab[5], "ab");
+        assert_eq!(
+            merges,
+            [MergeCounts {
+                left: 1,
+                right: 4,
+                pair: 3,
+                left_count: 3,
+                right_count: 5
+            }]
+        );
     }
 }
