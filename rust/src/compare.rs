@@ -209,9 +209,7 @@ mod tests {
         for c in [' ', '\n', '\t', '\u{a0}', '\u{3000}'] {
             t[c as usize] = 1;
         }
-        for c in 0x4E00..=0x9FFF {
-            t[c] = 2;
-        }
+        t[0x4E00..=0x9FFF].fill(2);
         t
     }
 

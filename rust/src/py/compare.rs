@@ -13,6 +13,9 @@ pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// Per encoder: (tokens, words its token boundaries cut, bytes its tokens cover).
+type Rows = Vec<(u64, u64, u64)>;
+
 /// The words of `text` (`classes`: the word class of each code point below 65,536, as
 /// `bytepair.analysis.words._CLASS`), and for each encoder (tokens, words its token boundaries
 /// cut, bytes its tokens cover), special-token text encoded as ordinary text.
@@ -22,7 +25,7 @@ fn compare_block(
     text: PyBackedStr,
     encoders: Vec<Bound<'_, PyEncoder>>,
     classes: &[u8],
-) -> PyResult<(u64, Vec<(u64, u64, u64)>)> {
+) -> PyResult<(u64, Rows)> {
     let encs: Vec<&Encoder> = encoders.iter().map(|e| &e.get().inner).collect();
     let (words, rows) = py
         .detach(|| measure_block(&text, classes, &encs))
