@@ -144,3 +144,18 @@ def test_long_word_where_every_step_walks_far() -> None:
     assert tok.tokenize(small) == want
     word = "a" * 20_000
     assert tok.tokenize(word + " " + word) == (["a"] + ["##a"] * 19_999) * 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.text(alphabet="abcx", min_size=1, max_size=9), min_size=1, max_size=8))
+def test_empty_continuation_prefix_matches_hf(words: list[str]) -> None:
+    """With ``continuing_subword_prefix=""`` a word goes on with plain tokens, as in HF."""
+    vocab = ["[UNK]", "a", "b", "ab", "c", "abc", "bc", "ca"]
+    hf = HFTokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]", continuing_subword_prefix=""))
+    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok = wordpiece_from_hf(hf_json(hf), path="test")
+    text = " ".join(words)
+    want = hf.encode(text, add_special_tokens=False)
+    for _ in range(2):  # the first pass fills the word cache, the second reads it
+        assert tok.encode(text) == want.ids
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets)

@@ -711,11 +711,9 @@ impl WordPiece {
                 ))
             })?;
         let trie = Trie::new(vocab.iter().map(|(i, t)| (*i, t.as_bytes())));
-        let continuation = if prefix.is_empty() {
-            None
-        } else {
-            trie.walk(prefix.as_bytes())
-        };
+        // An empty prefix makes the root the continuation node: the word goes on with plain
+        // tokens, as in Hugging Face's WordPiece.
+        let continuation = trie.walk(prefix.as_bytes());
         let mut specials = None;
         if !special_tokens.is_empty() {
             let texts: Vec<&str> = special_tokens.iter().map(|(t, _)| t.as_str()).collect();
