@@ -56,6 +56,11 @@ pub const GPT2: &str =
     r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
 /// GPT-4 / cl100k_base.
 pub const GPT4: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// Meta's Llama 3 (`pat_str` of its reference tokenizer; Hugging Face's Llama 3 files hold the
+/// same): cl100k's alternatives, but no `\s++$`, and `\s*[\r\n]+|\s+(?!\S)|\s+` for whitespace
+/// as in o200k (the possessive and non-possessive forms split alike here: nothing after them can
+/// take back what they took). Run by the cl100k scanner with o200k's whitespace at the end.
+pub const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// GPT-4o / o200k_base.
 pub const O200K: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -75,6 +80,8 @@ pub enum Preset {
     Gpt2,
     Gpt4,
     O200k,
+    /// `LLAMA3`: a pattern of its own, not one of the named `PRESETS`.
+    Llama3,
 }
 
 #[derive(Debug)]
@@ -110,6 +117,7 @@ impl Pretokenizer {
             Some(GPT2) => Kind::Preset(Preset::Gpt2),
             Some(GPT4) => Kind::Preset(Preset::Gpt4),
             Some(O200K) => Kind::Preset(Preset::O200k),
+            Some(LLAMA3) => Kind::Preset(Preset::Llama3),
             Some(p) => Kind::Custom(compile(p)?),
         };
         Ok(Pretokenizer {
@@ -156,6 +164,7 @@ impl Pretokenizer {
             Kind::Preset(Preset::Gpt2) => Ok(scan(text, f, next_gpt2)),
             Kind::Preset(Preset::Gpt4) => Ok(scan(text, f, next_gpt4)),
             Kind::Preset(Preset::O200k) => Ok(scan(text, f, next_o200k_fast)),
+            Kind::Preset(Preset::Llama3) => Ok(scan(text, f, next_llama3)),
             Kind::Custom(re) => {
                 let mut end = 0; // end of the text handed out so far
                 for m in re.find_iter(text) {
@@ -191,6 +200,7 @@ impl Pretokenizer {
             Kind::Preset(Preset::Gpt2) => Ok(masks::scan_gpt2(b, f, next_gpt2)),
             Kind::Preset(Preset::Gpt4) => Ok(masks::scan::<true, B>(b, f, next_gpt4)),
             Kind::Preset(Preset::O200k) => Ok(masks::scan::<false, B>(b, f, next_o200k_fast)),
+            Kind::Preset(Preset::Llama3) => Ok(masks::scan_llama3::<B>(b, f, next_llama3)),
             _ => self.try_for_each_piece(text, |p| f(p.as_bytes())),
         }
     }
@@ -547,6 +557,18 @@ fn next_gpt2(b: &[u8], i: usize) -> usize {
 //    character (`\s+(?!\S)`), or the one character.
 
 fn next_gpt4(b: &[u8], i: usize) -> usize {
+    next_cl100k::<true>(b, i)
+}
+
+/// Llama 3's: cl100k's, with o200k's whitespace (no `\s++$`: a run that ends the text is cut
+/// as any other).
+fn next_llama3(b: &[u8], i: usize) -> usize {
+    next_cl100k::<false>(b, i)
+}
+
+/// cl100k's piece at `i`; `TRAIL`: with its `\s++$`.
+#[inline(always)]
+fn next_cl100k<const TRAIL: bool>(b: &[u8], i: usize) -> usize {
     let x = b[i];
     if x == b'\'' {
         if let Some(end) = contraction_ci(b, i + 1) {
@@ -576,11 +598,11 @@ fn next_gpt4(b: &[u8], i: usize) -> usize {
         return run(b, run(b, i + n, OTHER), NL);
     }
     let ws = ws_run(b, i);
-    if ws.end == b.len() {
+    if TRAIL && ws.end == b.len() {
         ws.end
     } else if let Some(nl_end) = ws.nl_end {
         nl_end
-    } else if ws.last == i {
+    } else if ws.last == i || ws.end == b.len() {
         ws.end
     } else {
         ws.last
@@ -856,7 +878,7 @@ mod tests {
     fn independent_cuts_do_not_change_pieces() {
         let text = "Hi.\nThere  is\na cut\n\nnot here.\nX1 '\nb\nend";
         let mut found = 0;
-        for (_, pat) in PRESETS {
+        for (_, pat) in PRESETS.iter().chain(&[("llama3", LLAMA3)]) {
             let p = Pretokenizer::new(Some(pat)).unwrap();
             let whole = pieces(&p, text);
             for cut in 0..text.len() {
@@ -895,7 +917,7 @@ mod tests {
             }
             n
         };
-        for (_, pat) in PRESETS {
+        for (_, pat) in PRESETS.iter().chain(&[("llama3", LLAMA3)]) {
             let p = Pretokenizer::new(Some(pat)).unwrap();
             let mut cuts = 0;
             let k = alphabet.len();
@@ -933,9 +955,11 @@ mod tests {
         regex: fancy_regex::Regex,
     }
 
+    /// The presets, and Llama 3's pattern (run by a scanner of its own).
     fn pairs() -> Vec<Pair> {
         PRESETS
             .iter()
+            .chain(&[("llama3", LLAMA3)])
             .map(|&(name, pat)| Pair {
                 name,
                 scanner: Pretokenizer::new(Some(pat)).unwrap(),

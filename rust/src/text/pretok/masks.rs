@@ -206,7 +206,11 @@ fn low_bits(n: usize) -> u64 {
 /// decided).
 /// `CL100K`: cl100k's rules (see `scan`), else o200k's.
 #[inline(always)]
-fn window<const CL100K: bool>(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, bool) {
+fn window<const CL100K: bool, const TRAIL: bool>(
+    w: &[u8; 64],
+    n: usize,
+    ends_text: bool,
+) -> (u64, bool) {
     let c = classify::<true>(w);
     let letter = c.lower | c.upper;
     let spt = c.ws & !c.nl;
@@ -272,7 +276,7 @@ fn window<const CL100K: bool>(w: &[u8; 64], n: usize, ends_text: bool) -> (u64, 
 
     if ends_text && cut == n {
         // cl100k: `\s++$` takes the whole whitespace run that ends the text.
-        if CL100K && runs >> (n - 1) & 1 != 0 {
+        if CL100K && TRAIL && runs >> (n - 1) & 1 != 0 {
             let run_start = 64 - (valid & !runs).leading_zeros() as usize;
             starts &= low_bits(run_start + 1);
         }
@@ -302,7 +306,17 @@ pub(super) fn scan<'t, const CL100K: bool, B>(
     f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
     scalar: impl Fn(&[u8], usize) -> usize,
 ) -> ControlFlow<B> {
-    drive(b, f, scalar, window::<CL100K>)
+    drive(b, f, scalar, window::<CL100K, CL100K>)
+}
+
+/// `scan` with Llama 3's rules: cl100k's, without `\s++$` (`pretok::LLAMA3`).
+#[inline(always)]
+pub(super) fn scan_llama3<'t, B>(
+    b: &'t [u8],
+    f: impl FnMut(&'t [u8]) -> ControlFlow<B>,
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> ControlFlow<B> {
+    drive(b, f, scalar, window::<true, false>)
 }
 
 /// The walk over the windows of `b`, for the rules of one preset: `window(w, n, ends_text)`
@@ -359,11 +373,11 @@ fn drive<'t, B>(
 mod tests {
     use super::*;
     use crate::text::pretok::{
-        compile, next_gpt2, next_gpt4, next_o200k_fast, scan_bytes, scan_o200k_bytes, Preset, GPT2,
-        GPT4, O200K,
+        compile, next_gpt2, next_gpt4, next_llama3, next_o200k_fast, scan_bytes, scan_o200k_bytes,
+        Preset, GPT2, GPT4, LLAMA3, O200K,
     };
 
-    const PRESETS: [Preset; 3] = [Preset::O200k, Preset::Gpt4, Preset::Gpt2];
+    const PRESETS: [Preset; 4] = [Preset::O200k, Preset::Gpt4, Preset::Gpt2, Preset::Llama3];
 
     /// The pieces of the mask path with the rules of `preset`.
     fn masked(text: &str, preset: Preset) -> Vec<&[u8]> {
@@ -376,6 +390,7 @@ mod tests {
             Preset::Gpt4 => scan::<true, ()>(text.as_bytes(), push, next_gpt4),
             Preset::O200k => scan::<false, ()>(text.as_bytes(), push, next_o200k_fast),
             Preset::Gpt2 => scan_gpt2::<()>(text.as_bytes(), push, next_gpt2),
+            Preset::Llama3 => scan_llama3::<()>(text.as_bytes(), push, next_llama3),
         };
         out
     }
@@ -391,6 +406,7 @@ mod tests {
             Preset::Gpt4 => scan_bytes(text.as_bytes(), push, next_gpt4),
             Preset::O200k => scan_o200k_bytes(text.as_bytes(), push),
             Preset::Gpt2 => scan_bytes(text.as_bytes(), push, next_gpt2),
+            Preset::Llama3 => scan_bytes(text.as_bytes(), push, next_llama3),
         };
         out
     }
@@ -526,6 +542,7 @@ mod tests {
             (Preset::O200k, compile(O200K).unwrap()),
             (Preset::Gpt4, compile(GPT4).unwrap()),
             (Preset::Gpt2, compile(GPT2).unwrap()),
+            (Preset::Llama3, compile(LLAMA3).unwrap()),
         ];
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for round in 0..3000 {
@@ -547,7 +564,7 @@ mod tests {
     #[test]
     fn independent_cuts_hold_for_the_mask_walk() {
         let mut rng = Rng(0xD1B5_4A32_D192_ED03);
-        let mut found = [0usize; 3];
+        let mut found = [0usize; PRESETS.len()];
         for round in 0..4000 {
             let len = 1 + rng.below(160);
             let text = random(&mut rng, len, round % 2 == 0);
