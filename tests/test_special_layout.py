@@ -18,7 +18,7 @@ from bytepair.cli import main
 SAMPLE = Path(bytepair.__file__).parent / "data" / "tinyshakespeare.txt"
 TEXT = SAMPLE.read_text(encoding="utf-8")[:60_000]
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=50) | st.sampled_from(["To be, or not to be", "<pad> a<|endoftext|>b"])
+TEXTS = st.text(st.characters(blacklist_categories=("Cs", "Cn")), max_size=50) | st.sampled_from(["To be, or not to be", "<pad> a<|endoftext|>b"])
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from tests import oracle
 DATA = Path(__file__).parent / "data"
 SAMPLE = Path(bytepair.__file__).parent / "data" / "tinyshakespeare.txt"
 ENCODINGS = bytepair.list_encoding_names()
-TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60) | st.sampled_from(
+TEXTS = st.text(st.characters(blacklist_categories=("Cs", "Cn")), max_size=60) | st.sampled_from(
     ["Hello world, it's a tech talk!", "  \n\n\t x = f(1234567);", "naïve café 東京 Ünïcödé ﷺ", "'s'S 'LL  \r\n"]
 )
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -165,8 +165,10 @@ def test_cli_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert len(capsys.readouterr().out.splitlines()) == MAX_TRACE_CHARS + 1
 
 
+# Unassigned code points (Cn) are left out here and in TEXTS: the oracle splits with the `regex`
+# module, whose Unicode tables can be newer than the Rust engine's (it took U+3D0A9 for a letter).
 CORPUS = st.lists(
-    st.text(st.sampled_from("ab c\nde'sé東") | st.characters(blacklist_categories=("Cs",)), max_size=40), min_size=1, max_size=8
+    st.text(st.sampled_from("ab c\nde'sé東") | st.characters(blacklist_categories=("Cs", "Cn")), max_size=40), min_size=1, max_size=8
 )
 
 

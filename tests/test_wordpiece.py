@@ -48,7 +48,7 @@ texts = st.lists(
         st.text(word_chars, max_size=12),
         st.sampled_from(SENTENCES),
         st.sampled_from(SPECIALS),
-        st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+        st.text(st.characters(blacklist_categories=("Cs", "Cn")), max_size=6),
     ),
     max_size=8,
 ).map(" ".join)
