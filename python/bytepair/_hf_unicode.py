@@ -7,6 +7,11 @@ text is cut at each of them and the pieces between are normalized by ``unicodeda
 starter changes nothing else, since no canonical reordering crosses a starter and an unassigned
 character composes with nothing.
 
+Used by the pipelines of SentencePiece-family ``tokenizer.json`` files (``formats/hf_spm``), which
+run in Python text by text. bytepair's own normalization steps (``nfc`` ... ``nfkd``, which BPE
+and WordPiece ``tokenizer.json`` files map to) keep ``unicodedata``'s forms: there, on these code
+points, ids can differ from ``tokenizers``'.
+
 ``NEWER`` holds those code points, as ranges: every code point whose normal forms differ between
 ``unicodedata`` (Unicode 14.0.0) and ``tokenizers`` 0.23, alone and next to other
 marks. ``tests/test_hf_unicode.py`` repeats that comparison over every code point, so a Python
@@ -70,7 +75,8 @@ _CUT = re.compile("([" + "".join(re.escape(chr(a)) + "-" + re.escape(chr(b)) for
 
 def normalize(form: Literal["NFC", "NFD", "NFKC", "NFKD"], text: str) -> str:
     """``unicodedata.normalize(form, text)``, leaving the code points of ``NEWER`` as they are."""
-    if _CUT.search(text) is None:
+    # isascii is a flag of the string, not a scan
+    if text.isascii() or _CUT.search(text) is None:
         return unicodedata.normalize(form, text)
     # re.split with a group keeps the cut characters at the odd indexes
     return "".join(p if k % 2 else unicodedata.normalize(form, p) for k, p in enumerate(_CUT.split(text)))

@@ -1,8 +1,7 @@
 """Text normalization, applied identically when training and when encoding.
 
 A normalization is ``None`` (none) or steps joined by ``+``, applied in order: ``nfc``,
-``nfd``, ``nfkc``, ``nfkd`` (Unicode normal forms, :func:`unicodedata.normalize` with Hugging Face
-``tokenizers``' older tables: :mod:`bytepair._hf_unicode`) and
+``nfd``, ``nfkc``, ``nfkd`` (Unicode normal forms, :func:`unicodedata.normalize`) and
 ``lowercase`` (:meth:`str.lower`). Special-token text is never normalized: text is split at
 special tokens first and each stretch between them is normalized on its own.
 
@@ -15,10 +14,10 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Literal
 
-from bytepair import _hf_unicode
 from bytepair.errors import BytepairError
 
 STEPS = ("nfc", "nfd", "nfkc", "nfkd", "lowercase")
@@ -55,7 +54,7 @@ def function(spec: str | None) -> Normalizer | None:
             funcs.append(str.lower)
         else:
             form: Literal["NFC", "NFD", "NFKC", "NFKD"] = _FORMS[step]
-            funcs.append(functools.partial(_hf_unicode.normalize, form))
+            funcs.append(functools.partial(unicodedata.normalize, form))
     if len(funcs) == 1:
         return funcs[0]
 
