@@ -475,23 +475,10 @@ class ModelInputs:
         if layout is None:
             return None
         names = self._inputs.model_input_names
-        seq = self._encode_texts([text], False)[0][0]
-        if len(layout) == 1 and layout[0][0] == "A":
-            ids, type_id = seq, layout[0][1]
-            types = [type_id] * len(ids)
-        else:
-            ids, types = [], []
-            for what, type_id in layout:
-                part = seq if isinstance(what, str) else list(what)  # "A": no "B" without a pair
-                ids += part
-                types += [type_id] * len(part)
-        out = BatchEncoding()
-        out["input_ids"] = ids
-        if "token_type_ids" in names:
-            out["token_type_ids"] = types
-        if "attention_mask" in names:
-            out["attention_mask"] = [1] * len(ids)
-        return out
+        seqs = [self._encode_texts([text], False)[0][0]]
+        out = self._rows_as_lists(seqs, 1, None, layout, None, 0, "token_type_ids" in names,
+                                  "attention_mask" in names, False)
+        return self._finish(out, False, None, False)
 
     def _call(
         self,
@@ -716,7 +703,7 @@ class ModelInputs:
         n: int,
         windows: tuple[NDArray[np.int64], ...] | None,
         layout: Layout,
-        plan: _Plan,
+        plan: _Plan | None,
         target: int,
         return_token_type_ids: bool,
         return_attention_mask: bool,
@@ -724,7 +711,8 @@ class ModelInputs:
     ) -> BatchEncoding:
         """The rows of :meth:`_call_flat` as lists: each text's kept slice and the template's
         tokens joined, then padded to ``target`` (rows already longer are left as they are).
-        ``windows`` None: every token of every text is kept."""
+        ``windows`` None: every token of every text is kept; ``plan`` None: no padding
+        (``target`` 0)."""
         if windows is None:
             a0 = b0 = [0] * n
             a1 = [len(s) for s in seqs[:n]]
@@ -732,8 +720,8 @@ class ModelInputs:
         else:
             a0, a1, b0, b1 = (w.tolist() for w in windows)
         items = [(what if isinstance(what, str) else list(what), t) for what, t in layout]
-        pad_id = plan.pad_id
-        left = plan.padding_side == "left"
+        pad_id = None if plan is None else plan.pad_id
+        left = plan is not None and plan.padding_side == "left"
         all_ids, all_types, all_special, all_mask = [], [], [], []
         for k in range(n):
             ids: list[int] = []

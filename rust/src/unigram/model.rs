@@ -151,10 +151,10 @@ impl Trie {
             let mut t = starts.find(c0 + 1);
             let base = loop {
                 let base = t - c0;
-                if free.is_free(t)
-                    && labels[1..]
-                        .iter()
-                        .all(|&(c, ..)| free.is_free(base + c as usize))
+                // `starts` holds free units only, so `t` itself is free
+                if labels[1..]
+                    .iter()
+                    .all(|&(c, ..)| free.is_free(base + c as usize))
                 {
                     break base;
                 }
@@ -162,7 +162,7 @@ impl Trie {
                     failed.resize(t + 1, 0);
                 }
                 failed[t] += 1;
-                if failed[t] >= TRIES || !free.is_free(t) {
+                if failed[t] >= TRIES {
                     starts.take(t);
                 }
                 t = starts.find(t + 1);
