@@ -582,30 +582,18 @@ class ModelInputs:
             return out
         import numpy as np
 
-        seqs: list[list[int]] | None = None
-        if return_tensors == "np":
-            flat, bounds = self._encode_flat(texts + (pairs or []))
-            lens = np.diff(bounds)
-        else:
-            seqs = [ids for ids, _ in self._encode_texts(texts + (pairs or []), False)]
-            lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+        flat, bounds = self._encode_flat(texts + (pairs or []))
+        lens = np.diff(bounds)
         a_start, a_stop, b_start, b_stop = self._kept(lens, n, pairs is not None, plan)
         length = np.zeros(n, dtype=np.int64)
         for what, _ in layout:
             length += a_stop - a_start if what == "A" else b_stop - b_start if what == "B" else len(what)
         longest = int(length.max())
         target = _pad_target(plan, longest)
-        if seqs is not None:
-            out = self._rows_as_lists(seqs, n, (a_start, a_stop, b_start, b_stop), layout, plan, target,
-                                      return_token_type_ids, return_attention_mask, return_special_tokens_mask)
-            if return_length:
-                out["length"] = [len(r) for r in out["input_ids"]]
-            return out
-        if longest > target:  # rows of several lengths: lists, which _finish refuses for "np"
-            tolists = self._rows_as_lists
-            rows = [flat[a:b].tolist() for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
-            out = tolists(rows, n, (a_start, a_stop, b_start, b_stop), layout, plan, target,
-                          return_token_type_ids, return_attention_mask, return_special_tokens_mask)
+        if return_tensors is None or longest > target:
+            # Lists (rows of several lengths too, which _finish refuses for "np").
+            out = self._padded_rows(flat, bounds, n, (a_start, a_stop, b_start, b_stop), layout, plan, target,
+                                    return_token_type_ids, return_attention_mask, return_special_tokens_mask)
             if return_length:
                 out["length"] = [len(r) for r in out["input_ids"]]
             return out
@@ -696,6 +684,44 @@ class ModelInputs:
             if pair:
                 b_start[k], b_stop[k] = wb[0]
         return a_start, a_stop, b_start, b_stop
+
+    @staticmethod
+    def _padded_rows(
+        flat: NDArray[Any],
+        bounds: NDArray[np.int64],
+        n: int,
+        windows: tuple[NDArray[np.int64], ...],
+        layout: Layout,
+        plan: _Plan,
+        target: int,
+        return_token_type_ids: bool,
+        return_attention_mask: bool,
+        return_special_tokens_mask: bool,
+    ) -> BatchEncoding:
+        """The rows of :meth:`_rows_as_lists` made in Rust from the batch's flat ids (no Python
+        int per token, no list sliced and joined per row): ``windows`` are the kept slices
+        within each text's ids (``bounds``: where each text's ids start in ``flat``)."""
+        import numpy as np
+
+        from bytepair import _core
+
+        a_start, a_stop, b_start, b_stop = windows
+        a = np.stack((bounds[:n] + a_start, bounds[:n] + a_stop), axis=1).tolist()
+        b = np.stack((bounds[n:-1] + b_start, bounds[n:-1] + b_stop), axis=1).tolist() if len(bounds) > n + 1 else None
+        items = [(0 if what == "A" else 1, [], t) if isinstance(what, str) else (-1, list(what), t) for what, t in layout]
+        ids, types, mask, special = _core.padded_rows(
+            np.ascontiguousarray(flat, dtype=np.uint32).tobytes(), a, b, items, plan.pad_id, target,
+            plan.padding_side == "left", return_token_type_ids, return_attention_mask, return_special_tokens_mask,
+        )
+        out = BatchEncoding()
+        out["input_ids"] = ids
+        if types is not None:
+            out["token_type_ids"] = types
+        if mask is not None:
+            out["attention_mask"] = mask
+        if special is not None:
+            out["special_tokens_mask"] = special
+        return out
 
     @staticmethod
     def _rows_as_lists(

@@ -12,6 +12,7 @@ __all__ += ["jsonl_texts", "jsonl_block", "TextBlock"]  # JSON lines for corpus 
 __all__ += ["BatchEncoder"]  # corpus encoding with reused buffers
 __all__ += ["SentencePiece", "MAX_NBEST"]  # SentencePiece .model files
 __all__ += ["compare_block"]  # bytepair.analysis.compare
+__all__ += ["padded_rows"]  # the rows of a model-inputs call (bytepair._api)
 
 MAX_NBEST: int
 
@@ -181,6 +182,21 @@ class Encoder:
 def compare_block(
     text: str, encoders: list[Encoder], classes: bytes
 ) -> tuple[int, list[tuple[int, int, int]]]: ...
+
+# ---- model inputs (bytepair._api) ----
+
+def padded_rows(
+    flat: bytes,
+    a: list[list[int]],
+    b: list[list[int]] | None,
+    layout: list[tuple[int, list[int], int]],
+    pad_id: int | None,
+    target: int,
+    left: bool,
+    types: bool,
+    mask: bool,
+    special: bool,
+) -> tuple[list[list[int]], list[list[int]] | None, list[list[int]] | None, list[list[int]] | None]: ...
 
 # ---- WordPiece ----
 

@@ -5,7 +5,7 @@
 //! exception classes of `bytepair.errors` (all `ValueError` subclasses) or `OSError`s.
 //!
 //! One file per group of Python classes (`bpe`, `training`, `wordpiece`, `sentencepiece`,
-//! `arrays`, `io`; `compare` is one function), each
+//! `arrays`, `io`; `compare` and `rows` are one function each), each
 //! registering its own with an `add` called from `_core` below. Class files never import each
 //! other: what several of them need is here (errors, progress callbacks, thread counts, the
 //! `TextBlock`s of JSON lines) or is named from here (the `Encoder` class).
@@ -25,6 +25,7 @@ mod arrays;
 mod bpe;
 mod compare;
 mod io;
+mod rows;
 mod sentencepiece;
 mod training;
 mod wordpiece;
@@ -52,6 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TextBlock>()?; // documents of JSON lines, read by io, encoded by arrays
     arrays::add(m)?; // corpus encoding with reused buffers
     compare::add(m)?; // compare's numbers of a block, for byte-level BPE encoders
+    rows::add(m)?; // the padded rows of a model-inputs call as lists
     Ok(())
 }
 
