@@ -476,7 +476,7 @@ class ModelInputs:
             return None
         names = self._inputs.model_input_names
         seqs = [self._encode_texts([text], False)[0][0]]
-        out = self._rows_as_lists(seqs, 1, None, layout, None, 0, "token_type_ids" in names,
+        out = self._rows_as_lists(seqs, 1, layout, "token_type_ids" in names,
                                   "attention_mask" in names, False)
         return self._finish(out, False, None, False)
 
@@ -568,14 +568,14 @@ class ModelInputs:
         text found with NumPy (Python only for the rare truncations it does not do at once),
         then the rows made from the post-processor's :data:`Layout` — for ``"np"`` into one
         padded array per output from the flat ids of the batch (no Python int per token), for
-        lists by slicing and joining each text's list. The same rows as ``_rows`` and
+        lists by :meth:`_padded_rows` from the same flat ids. The same rows as ``_rows`` and
         ``_pad_rows`` (the tests compare both paths)."""
         n = len(texts)
         if return_tensors is None and plan.padding == "do_not_pad" and plan.truncation == "do_not_truncate":
             # Every token kept and none added: the rows are the template around the ids, made
             # without NumPy (its arrays cost a single short text tens of microseconds).
             seqs_ = [ids for ids, _ in self._encode_texts(texts + (pairs or []), False)]
-            out = self._rows_as_lists(seqs_, n, None, layout, plan, 0, return_token_type_ids,
+            out = self._rows_as_lists(seqs_, n, layout, return_token_type_ids,
                                       return_attention_mask, return_special_tokens_mask)
             if return_length:
                 out["length"] = [len(r) for r in out["input_ids"]]
@@ -727,27 +727,15 @@ class ModelInputs:
     def _rows_as_lists(
         seqs: list[list[int]],
         n: int,
-        windows: tuple[NDArray[np.int64], ...] | None,
         layout: Layout,
-        plan: _Plan | None,
-        target: int,
         return_token_type_ids: bool,
         return_attention_mask: bool,
         return_special_tokens_mask: bool,
     ) -> BatchEncoding:
-        """The rows of :meth:`_call_flat` as lists: each text's kept slice and the template's
-        tokens joined, then padded to ``target`` (rows already longer are left as they are).
-        ``windows`` None: every token of every text is kept; ``plan`` None: no padding
-        (``target`` 0)."""
-        if windows is None:
-            a0 = b0 = [0] * n
-            a1 = [len(s) for s in seqs[:n]]
-            b1 = [len(s) for s in seqs[n:]] or [0] * n
-        else:
-            a0, a1, b0, b1 = (w.tolist() for w in windows)
+        """The rows of :meth:`_call_flat` when every token is kept and none is padded: each
+        text's ids (``seqs``: the ``n`` texts, then their pairs) and the template's tokens
+        joined, in Python (a few texts: cheaper than the flat path's arrays)."""
         items = [(what if isinstance(what, str) else list(what), t) for what, t in layout]
-        pad_id = None if plan is None else plan.pad_id
-        left = plan is not None and plan.padding_side == "left"
         all_ids, all_types, all_special, all_mask = [], [], [], []
         for k in range(n):
             ids: list[int] = []
@@ -755,35 +743,20 @@ class ModelInputs:
             special: list[int] = []
             for what, t in items:
                 if what == "A":
-                    part = seqs[k][a0[k]:a1[k]]
-                    if return_special_tokens_mask:
-                        special += [0] * len(part)
+                    part = seqs[k]
                 elif what == "B":
-                    part = seqs[n + k][b0[k]:b1[k]]
-                    if return_special_tokens_mask:
-                        special += [0] * len(part)
+                    part = seqs[n + k]
                 else:
                     part = what  # type: ignore[assignment]
-                    if return_special_tokens_mask:
-                        special += [1] * len(part)
                 ids += part
+                if return_special_tokens_mask:
+                    special += [0 if what in ("A", "B") else 1] * len(part)
                 if return_token_type_ids:
                     types += [t] * len(part)
-            gap = target - len(ids)
-            mask = [1] * len(ids)
-            if gap > 0:
-                assert pad_id is not None
-                if left:
-                    ids, types, special, mask = [pad_id] * gap + ids, [0] * gap + types, [1] * gap + special, [0] * gap + mask
-                else:
-                    ids += [pad_id] * gap
-                    types += [0] * gap
-                    special += [1] * gap
-                    mask += [0] * gap
             all_ids.append(ids)
             all_types.append(types)
             all_special.append(special)
-            all_mask.append(mask)
+            all_mask.append([1] * len(ids))
         out = BatchEncoding()
         out["input_ids"] = all_ids
         if return_token_type_ids:
