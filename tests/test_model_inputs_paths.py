@@ -69,8 +69,12 @@ def options(rng: random.Random) -> dict[str, Any]:
     return kw
 
 
+@pytest.mark.parametrize("small_batch", [_api._SMALL_BATCH, 0], ids=["few-texts", "numpy"])
 @pytest.mark.parametrize("name", list(model_zoo.ZOO))
-def test_fast_path_equals_reference(zoo: dict[str, Any], name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_path_equals_reference(zoo: dict[str, Any], name: str, small_batch: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both batch paths: ``_call_small`` (a few texts, windows text by text) and the NumPy one
+    (``_SMALL_BATCH`` 0 sends every batch there)."""
+    monkeypatch.setattr(_api, "_SMALL_BATCH", small_batch)
     tok = zoo[name]
     rng = random.Random(name)
     for case in range(250):
