@@ -33,6 +33,7 @@ printed PASS/FAIL. A benchmark, not a test.
   python bench/bench_model_inputs.py                       # both models, 1 and 2 threads
   python bench/bench_model_inputs.py --models llama3 --threads 1 --repeat 5
   python bench/bench_model_inputs.py --rounds 3   # each figure the best of 3 processes per tool
+  python bench/bench_model_inputs.py --small      # calls of 1, 2 and 16 texts, us per call
 """
 
 from __future__ import annotations
@@ -213,12 +214,39 @@ def worker(args: argparse.Namespace) -> None:
     print(json.dumps(res))
 
 
-def spawn(tool: str, model: str, threads: int, directory: Path, repeat: int) -> dict[str, Any] | None:
+SMALL = [("tok(text)", 1, False), ("tok(text, pad)", 1, True), ("tok(2 texts, pad)", 2, True),
+         ("tok(16 texts, pad)", 16, True)]
+
+
+def small_worker(args: argparse.Namespace) -> None:
+    """Microseconds of CPU time per call of a few texts (the same texts every call: what a
+    server answering short requests with a warm tokenizer pays), best of 7 runs of 200 calls."""
+    tok = load(args.tool, Path(args.dir))
+    batch = texts(3)
+    res = {}
+    for name, n, pad in SMALL:
+        arg: Any = batch[0] if n == 1 and not pad else batch[:n]
+        kw: dict[str, Any] = {"padding": True, "truncation": True, "max_length": MAX_LENGTH} if pad else {}
+        if args.model == "bert":
+            kw["text_pair"] = batch[n: 2 * n] if isinstance(arg, list) else batch[1]
+        for _ in range(50):
+            tok(arg, **kw)
+        best = float("inf")
+        for _ in range(7):
+            t = time.process_time()
+            for _ in range(200):
+                tok(arg, **kw)
+            best = min(best, (time.process_time() - t) / 200)
+        res[name] = best * 1e6
+    print(json.dumps(res))
+
+
+def spawn(tool: str, model: str, threads: int, directory: Path, repeat: int, small: bool = False) -> dict[str, Any] | None:
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="true",
                OMP_NUM_THREADS="1", TRANSFORMERS_VERBOSITY="error")
     cores = ",".join(str(c) for c in range(threads))
     cmd = ["taskset", "-c", cores, sys.executable, __file__, "--worker", "--tool", tool, "--model", model,
-           "--dir", str(directory), "--repeat", str(repeat)]
+           "--dir", str(directory), "--repeat", str(repeat)] + (["--small"] if small else [])
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         print(f"  {tool} {model} x{threads}: failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -237,15 +265,34 @@ def main() -> None:
                     help="processes per tool, taken in turn (each figure: the best of the rounds)")
     ap.add_argument("--dir", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "bytepair-bench-model-inputs"))
     ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--small", action="store_true",
+                    help="calls of 1, 2 and 16 texts instead (us per call, one thread, the same texts each call)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--tool", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        worker(args)
+        small_worker(args) if args.small else worker(args)
         return
     base = Path(args.dir)
     tools = args.tools.split(",")
+    if args.small:
+        for model in args.models.split(","):
+            d = model_dir(base, model)
+            got: dict[str, Any] = {}
+            for _ in range(args.rounds):
+                for tool in tools:
+                    r = spawn(tool, model, 1, d, args.repeat, small=True)
+                    if r is not None:
+                        got[tool] = {k: min(v, got.get(tool, {}).get(k, v)) for k, v in r.items()}
+            for name, _, _ in SMALL:
+                us = {t: g[name] for t, g in got.items()}
+                line = f"{model:6} x1 {name:19} " + "  ".join(f"{t} {v:7.1f}" for t, v in us.items())
+                for peer in ("transformers", "fastokens"):
+                    if peer in us and "bytepair" in us:
+                        line += f"  | vs {peer} {us[peer] / us['bytepair']:5.2f}x"
+                print(line)
+        return
     batch = texts()
     chars = sum(map(len, batch))
     print(f"batch: {len(batch)} texts, {chars:,} characters (mean {chars / len(batch):.0f}); "
