@@ -576,9 +576,11 @@ class ModelInputs:
         lists by :meth:`_padded_rows` from the same flat ids. The same rows as ``_rows`` and
         ``_pad_rows`` (the tests compare both paths)."""
         n = len(texts)
-        if return_tensors is None and plan.padding == "do_not_pad" and plan.truncation == "do_not_truncate":
+        if (return_tensors is None and plan.padding == "do_not_pad" and plan.truncation == "do_not_truncate"
+                and n <= _SMALL_BATCH):
             # Every token kept and none added: the rows are the template around the ids, made
-            # without NumPy (its arrays cost a single short text tens of microseconds).
+            # without NumPy (its arrays cost a single short text tens of microseconds); many
+            # texts take the flat path below, which makes no Python int per token.
             seqs_ = [ids for ids, _ in self._encode_texts(texts + (pairs or []), False)]
             out = self._rows_as_lists(seqs_, n, layout, return_token_type_ids,
                                       return_attention_mask, return_special_tokens_mask)
