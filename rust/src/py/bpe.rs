@@ -17,7 +17,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use rayon::prelude::*;
 
-use super::{batch_rounds, grouped, parallel, parallel_batch, round_bytes, to_py};
+use super::{batch_rounds, grouped, parallel, parallel_batch, round_bytes, to_py, HOLD_GIL_BYTES};
 use crate::bpe::encode::{Bpe, Encoder, Parallel};
 use crate::bpe::flat::{batch_parallel, Parts, Separator, Width};
 use crate::error::Error;
@@ -774,11 +774,6 @@ fn offset_bytes<'py>(py: Python<'py>, offsets: &[u64]) -> Bound<'py, PyByteArray
 // independent cuts (`Encoder::chunks`, the cuts the threads already use), a large file at the
 // cuts `Encoder::encode_files` reads it by (`count::file_cuts`), so the ids are those of the
 // whole; whole texts of a batch, and whole files, are grouped into rounds.
-
-/// Texts shorter than this are encoded without releasing the GIL: on "hello world", releasing
-/// and taking it back (`take_gil`, `drop_gil`, their mutexes) were about a tenth of the call in
-/// `perf`, and a few words take well under a microsecond to encode.
-const HOLD_GIL_BYTES: usize = 1024;
 
 thread_local! {
     /// The ids of short calls, reused: no allocation per call.

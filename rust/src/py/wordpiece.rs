@@ -14,10 +14,15 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyList};
 use rayon::prelude::*;
 
-use super::{batch_rounds, parallel_batch, round_bytes, to_py};
+use super::{batch_rounds, parallel_batch, round_bytes, to_py, HOLD_GIL_BYTES};
 use crate::bpe::encode::Parallel;
 use crate::error::Error;
 use crate::wordpiece::model::{BertOptions, WordPiece};
+
+thread_local! {
+    /// The ids of short `encode` calls, reused: no allocation per call.
+    static SHORT_IDS: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 use crate::Rank;
 
 pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -99,15 +104,26 @@ impl PyWordPiece {
         self.inner.segment_cache()
     }
 
-    fn encode(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
-        if text.len() > round_bytes(Parallel::SERIAL) {
-            return Ok(self.encode_rounds(py, &text, false)?.0);
+    fn encode<'py>(&self, py: Python<'py>, text: PyBackedStr) -> PyResult<Bound<'py, PyList>> {
+        if text.len() < HOLD_GIL_BYTES {
+            // A few words: encoded with the GIL held into this thread's buffer, as a list of
+            // the shared ints.
+            return SHORT_IDS.with_borrow_mut(|ids| {
+                ids.clear();
+                self.inner.encode(&text, ids, None);
+                self.id_list(py, ids)
+            });
         }
-        Ok(py.detach(|| {
-            let mut ids = Vec::new();
-            self.inner.encode(&text, &mut ids, None);
-            ids
-        }))
+        let ids = if text.len() > round_bytes(Parallel::SERIAL) {
+            self.encode_rounds(py, &text, false)?.0
+        } else {
+            py.detach(|| {
+                let mut ids = Vec::new();
+                self.inner.encode(&text, &mut ids, None);
+                ids
+            })
+        };
+        self.id_list(py, &ids)
     }
 
     fn encode_with_offsets(
