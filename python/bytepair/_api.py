@@ -569,8 +569,9 @@ class ModelInputs:
         return_special_tokens_mask: bool,
         return_length: bool,
     ) -> BatchEncoding:
-        """``_call`` without offsets or overflow, a batch at a time: the kept window of every
-        text found with NumPy (Python only for the rare truncations it does not do at once),
+        """``_call`` without offsets or overflow, a batch at a time (a few texts: see
+        :meth:`_call_small`): the kept window of every text found with NumPy (Python only for
+        the rare truncations it does not do at once),
         then the rows made from the post-processor's :data:`Layout` — for ``"np"`` into one
         padded array per output from the flat ids of the batch (no Python int per token), for
         lists by :meth:`_padded_rows` from the same flat ids. The same rows as ``_rows`` and
@@ -741,7 +742,8 @@ class ModelInputs:
         longest = fixed + max((a1[k] - a0[k]) * count_a + (b1[k] - b0[k]) * count_b for k in range(n))
         a = [[starts[k] + a0[k], starts[k] + a1[k]] for k in range(n)]
         b = [[starts[n + k] + b0[k], starts[n + k] + b1[k]] for k in range(n)] if pairs is not None else None
-        return self._padded_rows(np.ascontiguousarray(flat, dtype=np.uint32).tobytes(), a, b, layout, plan, _pad_target(plan, longest), return_token_type_ids,
+        flat_bytes = np.ascontiguousarray(flat, dtype=np.uint32).tobytes()
+        return self._padded_rows(flat_bytes, a, b, layout, plan, _pad_target(plan, longest), return_token_type_ids,
                                  return_attention_mask, return_special_tokens_mask)
 
     @staticmethod

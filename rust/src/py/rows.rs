@@ -129,8 +129,8 @@ fn padded_rows<'py>(
     };
 
     // The table covers the ids this batch uses, up to twice as many slots as the batch has ids
-    // (its making is then a small part of the call: a table of a whole vocabulary cost a text
-    // of 250 ids 100 microseconds); larger ids get an int of their own.
+    // (its making is then a small part of the call: a table of 2^19 slots cost a text of 250
+    // ids 100 microseconds); larger ids get an int of their own.
     let largest = ids.iter().copied().max().unwrap_or(0).max(pad) as usize;
     let bound = (largest + 1).min(2 * ids.len() + 1024);
     let mut ints = Ints::new(py, bound);
@@ -162,13 +162,15 @@ fn padded_rows<'py>(
         row_types.clear();
         row_special.clear();
         if left {
-            pad_into(&mut ints, pad, gap, &mut row);
-            if types {
-                row_types.extend(std::iter::repeat_n(&zero, gap).cloned());
-            }
-            if special {
-                row_special.extend(std::iter::repeat_n(&one, gap).cloned());
-            }
+            pad_rows(
+                &mut ints,
+                pad,
+                gap,
+                (&zero, &one),
+                &mut row,
+                types.then_some(&mut row_types),
+                special.then_some(&mut row_special),
+            );
         }
         for ((item, _), type_int) in items.iter().zip(&type_ints) {
             let (part, is_special): (&[u32], bool) = match item {
@@ -186,13 +188,15 @@ fn padded_rows<'py>(
             }
         }
         if !left {
-            pad_into(&mut ints, pad, gap, &mut row);
-            if types {
-                row_types.extend(std::iter::repeat_n(&zero, gap).cloned());
-            }
-            if special {
-                row_special.extend(std::iter::repeat_n(&one, gap).cloned());
-            }
+            pad_rows(
+                &mut ints,
+                pad,
+                gap,
+                (&zero, &one),
+                &mut row,
+                types.then_some(&mut row_types),
+                special.then_some(&mut row_special),
+            );
         }
         all_ids.push(PyList::new(py, row.drain(..))?);
         if types {
@@ -225,9 +229,26 @@ fn padded_rows<'py>(
     ))
 }
 
-fn pad_into<'py>(ints: &mut Ints<'py>, pad: u32, gap: usize, row: &mut Vec<Bound<'py, PyAny>>) {
-    if gap > 0 {
-        let int = ints.get(pad);
-        row.extend(std::iter::repeat_n(&int, gap).cloned());
+/// `gap` padding items at the end of a row's lists: the pad id in `row`, type 0 in `types`
+/// and the flag 1 in `special` (each where asked for).
+fn pad_rows<'py>(
+    ints: &mut Ints<'py>,
+    pad: u32,
+    gap: usize,
+    (zero, one): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
+    row: &mut Vec<Bound<'py, PyAny>>,
+    types: Option<&mut Vec<Bound<'py, PyAny>>>,
+    special: Option<&mut Vec<Bound<'py, PyAny>>>,
+) {
+    if gap == 0 {
+        return;
+    }
+    let int = ints.get(pad);
+    row.extend(std::iter::repeat_n(&int, gap).cloned());
+    if let Some(types) = types {
+        types.extend(std::iter::repeat_n(zero, gap).cloned());
+    }
+    if let Some(special) = special {
+        special.extend(std::iter::repeat_n(one, gap).cloned());
     }
 }
