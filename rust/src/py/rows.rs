@@ -161,17 +161,6 @@ fn padded_rows<'py>(
         row.clear();
         row_types.clear();
         row_special.clear();
-        if left {
-            pad_rows(
-                &mut ints,
-                pad,
-                gap,
-                (&zero, &one),
-                &mut row,
-                types.then_some(&mut row_types),
-                special.then_some(&mut row_special),
-            );
-        }
         for ((item, _), type_int) in items.iter().zip(&type_ints) {
             let (part, is_special): (&[u32], bool) = match item {
                 Item::A => (&ids[a[k][0]..a[k][1]], false),
@@ -187,16 +176,24 @@ fn padded_rows<'py>(
                 row_special.extend(std::iter::repeat_n(flag, part.len()).cloned());
             }
         }
-        if !left {
-            pad_rows(
-                &mut ints,
-                pad,
-                gap,
-                (&zero, &one),
-                &mut row,
-                types.then_some(&mut row_types),
-                special.then_some(&mut row_special),
-            );
+        pad_rows(
+            &mut ints,
+            pad,
+            gap,
+            (&zero, &one),
+            &mut row,
+            types.then_some(&mut row_types),
+            special.then_some(&mut row_special),
+        );
+        if left {
+            // the padding made at the end goes to the front
+            row.rotate_right(gap);
+            if types {
+                row_types.rotate_right(gap);
+            }
+            if special {
+                row_special.rotate_right(gap);
+            }
         }
         all_ids.push(PyList::new(py, row.drain(..))?);
         if types {
