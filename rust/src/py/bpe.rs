@@ -17,7 +17,10 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
 use rayon::prelude::*;
 
-use super::{batch_rounds, grouped, parallel, parallel_batch, round_bytes, to_py, HOLD_GIL_BYTES};
+use super::{
+    batch_rounds, grouped, parallel, parallel_batch, round_bytes, to_py, with_buffer,
+    HOLD_GIL_BYTES,
+};
 use crate::bpe::encode::{Bpe, Encoder, Parallel};
 use crate::bpe::flat::{batch_parallel, Parts, Separator, Width};
 use crate::error::Error;
@@ -130,7 +133,7 @@ impl PyEncoder {
         text: &str,
         allowed: &[Rank],
     ) -> PyResult<Bound<'py, PyList>> {
-        SHORT_IDS.with_borrow_mut(|out| {
+        with_buffer(&SHORT_IDS, |out| {
             out.clear();
             self.inner.encode_into(text, allowed, out).map_err(to_py)?;
             self.id_list(py, out)
@@ -372,7 +375,7 @@ impl PyEncoder {
             return Ok(None);
         }
         if text.len() < HOLD_GIL_BYTES {
-            return SHORT_IDS.with_borrow_mut(|out| {
+            return with_buffer(&SHORT_IDS, |out| {
                 out.clear();
                 self.inner.encode_ordinary_into(&text, out).map_err(to_py)?;
                 Ok(Some(out.len()))

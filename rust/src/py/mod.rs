@@ -62,6 +62,19 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// about a tenth of the call in `perf`, and a few words take well under a microsecond to encode.
 const HOLD_GIL_BYTES: usize = 1024;
 
+/// Runs `f` on this thread's buffer `key`, or on a fresh one while that buffer is in use. Making
+/// a list of ids can run Python code on the same thread (a garbage collection calling a
+/// `__del__` that encodes), which calls back in: borrowing the buffer again would panic.
+fn with_buffer<T: Default + 'static, R>(
+    key: &'static std::thread::LocalKey<std::cell::RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => f(&mut buffer),
+        Err(_) => f(&mut T::default()),
+    })
+}
+
 /// Raises `bytepair.errors.<name>(msg)`, or ValueError if that module cannot be imported.
 fn bytepair_error(name: &str, msg: String) -> PyErr {
     Python::attach(|py| {

@@ -8,7 +8,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 use rayon::prelude::*;
 
-use super::{parallel_batch, to_py, HOLD_GIL_BYTES};
+use super::{parallel_batch, to_py, with_buffer, HOLD_GIL_BYTES};
 use crate::error::Error;
 use crate::io::spm_model::{self as m, ModelType};
 use crate::sentencepiece::{Sampling, Scratch, SentencePiece};
@@ -176,7 +176,7 @@ impl PySentencePiece {
             // A line of text: encoded with the GIL held, in the buffers of the last such call
             // on this thread (in a fresh `Scratch` and id vector it spent a tenth of its call in
             // malloc, realloc and free).
-            return SHORT_BUFFERS.with_borrow_mut(|(scratch, ids)| {
+            return with_buffer(&SHORT_BUFFERS, |(scratch, ids)| {
                 ids.clear();
                 self.inner
                     .encode_sampled_into(&text, sampling, scratch, ids, None);

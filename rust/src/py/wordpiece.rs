@@ -14,7 +14,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyList};
 use rayon::prelude::*;
 
-use super::{batch_rounds, parallel_batch, round_bytes, to_py, HOLD_GIL_BYTES};
+use super::{batch_rounds, parallel_batch, round_bytes, to_py, with_buffer, HOLD_GIL_BYTES};
 use crate::bpe::encode::Parallel;
 use crate::error::Error;
 use crate::wordpiece::model::{BertOptions, WordPiece};
@@ -108,7 +108,7 @@ impl PyWordPiece {
         if text.len() < HOLD_GIL_BYTES {
             // A few words: encoded with the GIL held into this thread's buffer, as a list of
             // the shared ints.
-            return SHORT_IDS.with_borrow_mut(|ids| {
+            return with_buffer(&SHORT_IDS, |ids| {
                 ids.clear();
                 self.inner.encode(&text, ids, None);
                 self.id_list(py, ids)
