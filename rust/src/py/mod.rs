@@ -57,9 +57,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Texts shorter than this are encoded without releasing the GIL (`bpe.rs`, `sentencepiece.rs`):
-/// on "hello world", releasing and taking it back (`take_gil`, `drop_gil`, their mutexes) were
-/// about a tenth of the call in `perf`, and a few words take well under a microsecond to encode.
+/// Texts shorter than this are encoded without releasing the GIL (`bpe.rs`, `sentencepiece.rs`,
+/// `wordpiece.rs`): on "hello world", releasing and taking it back (`take_gil`, `drop_gil`,
+/// their mutexes) were about a tenth of the call in `perf`, and a few words take well under a
+/// microsecond to encode.
 const HOLD_GIL_BYTES: usize = 1024;
 
 /// Runs `f` on this thread's buffer `key`, or on a fresh one while that buffer is in use. Making

@@ -18,12 +18,12 @@ use super::{batch_rounds, parallel_batch, round_bytes, to_py, with_buffer, HOLD_
 use crate::bpe::encode::Parallel;
 use crate::error::Error;
 use crate::wordpiece::model::{BertOptions, WordPiece};
+use crate::Rank;
 
 thread_local! {
     /// The ids of short `encode` calls, reused: no allocation per call.
     static SHORT_IDS: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-use crate::Rank;
 
 pub(super) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWordPiece>()?;
