@@ -507,7 +507,10 @@ class ModelInputs:
             layout = default_layout(pair) if pp is None else pp.layout(pair, plan.add_special_tokens)
         if layout is not None:
             out = self._call_flat(texts, pairs, layout, plan, return_tensors, return_token_type_ids,
-                                  return_attention_mask, return_special_tokens_mask, return_length)
+                                  return_attention_mask, return_special_tokens_mask)
+            if return_length:  # lists of rows, or one array of equal rows
+                ids = out["input_ids"]
+                out["length"] = [len(r) for r in ids] if isinstance(ids, list) else [ids.shape[1]] * len(ids)
             if return_tensors == "np" or not batched:
                 return self._finish(out, batched, return_tensors, return_overflowing_tokens)
             return out
@@ -567,7 +570,6 @@ class ModelInputs:
         return_token_type_ids: bool,
         return_attention_mask: bool,
         return_special_tokens_mask: bool,
-        return_length: bool,
     ) -> BatchEncoding:
         """``_call`` without offsets or overflow, a batch at a time (a few texts: see
         :meth:`_call_small`): the kept window of every text found with NumPy (Python only for
@@ -585,14 +587,10 @@ class ModelInputs:
             seqs_ = [ids for ids, _ in self._encode_texts(texts + (pairs or []), False)]
             out = self._rows_as_lists(seqs_, n, layout, return_token_type_ids,
                                       return_attention_mask, return_special_tokens_mask)
-            if return_length:
-                out["length"] = [len(r) for r in out["input_ids"]]
             return out
         if n <= _SMALL_BATCH:
             out = self._call_small(texts, pairs, layout, plan, return_token_type_ids, return_attention_mask,
                                    return_special_tokens_mask)
-            if return_length:
-                out["length"] = [len(r) for r in out["input_ids"]]
             return out
         import numpy as np
 
@@ -611,8 +609,6 @@ class ModelInputs:
             b = np.stack((starts[n:] + b_start, starts[n:] + b_stop), axis=1).tolist() if pairs is not None else None
             out = self._padded_rows(np.ascontiguousarray(flat, dtype=np.uint32).tobytes(), a, b, layout, plan, target,
                                     return_token_type_ids, return_attention_mask, return_special_tokens_mask)
-            if return_length:
-                out["length"] = [len(r) for r in out["input_ids"]]
             return out
         width = target
         at = np.arange(n, dtype=np.int64) * width  # where the next item of each row goes
@@ -652,8 +648,6 @@ class ModelInputs:
             out["attention_mask"] = mask.reshape(n, width)
         if special is not None:
             out["special_tokens_mask"] = special.reshape(n, width)
-        if return_length:
-            out["length"] = [width] * n
         return out
 
     def _kept(self, lens: NDArray[np.int64], n: int, pair: bool, plan: _Plan) -> tuple[NDArray[np.int64], ...]:
