@@ -13,8 +13,11 @@
 //! stripes, each holding two generations of at most half its share. A stripe whose current
 //! generation is full drops the older one and starts a new current; a hit in the older
 //! generation moves the entry into the current one. Exact: an entry is found by a 64-bit hash
-//! and then its whole text is compared. Texts outside `MIN_BYTES..=MAX_BYTES` are never kept:
-//! shorter ones encode about as fast as they hash, longer ones are cut into chunks first.
+//! and then its whole text is compared: with the kept text (`insert`, WordPiece), or, for
+//! byte-level BPE, whose ids spell their text, with the kept ids themselves (`insert_spelled`:
+//! no copy of the text, half the memory written for a text never seen again). Texts outside
+//! `MIN_BYTES..=MAX_BYTES` are never kept: shorter ones encode about as fast as they hash,
+//! longer ones are cut into chunks first.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -128,11 +131,26 @@ impl SegmentCache {
     /// Appends the ids of `text` (hashed to `h`) to `out` if it is kept. A stripe another
     /// thread holds counts as a miss: waiting would cost more than encoding.
     pub(crate) fn get_into(&self, text: &[u8], h: u64, out: &mut Vec<Rank>) -> bool {
+        self.get_checked(h, out, |e| *e.text == *text)
+    }
+
+    /// `get_into` for a cache filled by `insert_spelled`: an entry is `text`'s when `spells`
+    /// says its ids spell `text` (see `insert_spelled`).
+    pub(crate) fn get_spelled(
+        &self,
+        h: u64,
+        out: &mut Vec<Rank>,
+        spells: impl FnOnce(&[Rank]) -> bool,
+    ) -> bool {
+        self.get_checked(h, out, |e| spells(&e.ids))
+    }
+
+    fn get_checked(&self, h: u64, out: &mut Vec<Rank>, is_it: impl FnOnce(&Entry) -> bool) -> bool {
         let Ok(mut s) = self.stripe(h).try_lock() else {
             return false;
         };
         if let Some(e) = s.current.get(&h) {
-            if *e.text == *text {
+            if is_it(e) {
                 out.extend_from_slice(&e.ids);
                 return true;
             }
@@ -141,7 +159,7 @@ impl SegmentCache {
         let Some(e) = s.older.remove(&h) else {
             return false;
         };
-        if *e.text != *text {
+        if !is_it(&e) {
             return false;
         }
         out.extend_from_slice(&e.ids);
@@ -153,9 +171,21 @@ impl SegmentCache {
     /// Keeps `text` (hashed to `h`) with its `ids`, unless its hash is taken or it is larger
     /// than a generation.
     pub(crate) fn insert(&self, text: &[u8], h: u64, ids: &[Rank]) {
+        self.admit(h, text.into(), ids)
+    }
+
+    /// Keeps the `ids` of a text hashed to `h` without the text: for a model whose ids spell
+    /// their text (byte-level BPE: the tokens' bytes, in order, are the text), so that the
+    /// ids themselves tell whether an entry is a text's. Half the bytes of `insert` on prose:
+    /// on text never seen again, what keeping it costs is mostly fresh memory written.
+    pub(crate) fn insert_spelled(&self, h: u64, ids: &[Rank]) {
+        self.admit(h, Box::default(), ids)
+    }
+
+    fn admit(&self, h: u64, text: Box<[u8]>, ids: &[Rank]) {
         let half = self.budget.load(Ordering::Relaxed) / STRIPES / 2;
         let entry = Entry {
-            text: text.into(),
+            text,
             ids: ids.into(),
         };
         if entry.cost() > half {
@@ -229,6 +259,28 @@ mod tests {
         let other = text(2, 100);
         assert!(!c.get_into(&other, h, &mut out));
         assert_eq!(out, [7, 1, 2, 3]);
+    }
+
+    /// Entries kept without their text are the query's only when the check says so: another
+    /// text under the same hash is a miss, and the cache keeps the first text's ids.
+    #[test]
+    fn spelled_entries_are_hits_only_when_checked() {
+        let c = SegmentCache::default();
+        c.set_budget(1 << 20);
+        let h = 42;
+        let mut out = vec![7];
+        assert!(!c.get_spelled(h, &mut out, |_| true));
+        c.insert_spelled(h, &[1, 2, 3]);
+        assert!(!c.get_spelled(h, &mut out, |ids| ids == [9]));
+        assert_eq!(out, [7]);
+        assert!(c.get_spelled(h, &mut out, |ids| ids == [1, 2, 3]));
+        assert_eq!(out, [7, 1, 2, 3]);
+        // A second insert under a taken hash keeps the first ids.
+        c.insert_spelled(h, &[4]);
+        let mut again = Vec::new();
+        assert!(c.get_spelled(h, &mut again, |_| true));
+        assert_eq!(again, [1, 2, 3]);
+        assert_eq!(c.held(), 3 * 4 + ENTRY_OVERHEAD);
     }
 
     #[test]

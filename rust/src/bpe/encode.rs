@@ -114,6 +114,14 @@ const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The first `min(8, len)` bytes of `b`, little-endian, zero-padded (`b` not empty).
 #[inline(always)]
+/// The first 8 bytes of `b` (all of a shorter one, zero-padded) as a little-endian word.
+fn head8(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = b.len().min(8);
+    w[..n].copy_from_slice(&b[..n]);
+    u64::from_le_bytes(w)
+}
+
 fn head(b: &[u8]) -> u64 {
     let n = b.len();
     if n >= 8 {
@@ -809,6 +817,8 @@ pub struct Bpe {
     /// tenth of `spans`' size, so that walking the lengths of a text's ids (`token_len`, for
     /// compare) stays in the L2 cache (`spans` of o200k, 1.6 MB, did not: 13 ns a token).
     lens: Box<[u8]>,
+    /// id -> the token's first 8 bytes (fewer: zero-padded), little-endian (`spells`).
+    heads: Box<[u64]>,
     arena: Vec<u8>,
     byte_ids: [Rank; 256],
     /// The `Merge` of the single bytes (x, y), at `x << 8 | y`.
@@ -889,12 +899,20 @@ impl Bpe {
             .iter()
             .map(|&(_, len)| len.min(LONG_OR_UNUSED as u32) as u8)
             .collect();
+        let heads = spans
+            .iter()
+            .map(|&(off, len)| match len {
+                u32::MAX => 0,
+                _ => head8(&arena[off as usize..(off + len) as usize]),
+            })
+            .collect();
         Ok(Bpe {
             table,
             table16,
             len: vocab.len(),
             spans,
             lens,
+            heads,
             arena,
             byte_ids,
             byte_pairs: vec![NONE; 1 << 16].into_boxed_slice(),
@@ -1497,6 +1515,35 @@ impl Bpe {
         }
     }
 
+    /// Whether the tokens `ids`, one after another, are `text` exactly (the segment cache's
+    /// check of a hit, once per id of the text: one load from `heads` and one from `lens` per
+    /// token of up to 8 bytes, not the two dependent loads of `spans` and `arena`).
+    pub(crate) fn spells(&self, ids: &[Rank], text: &[u8]) -> bool {
+        let mut at = 0usize;
+        for &id in ids {
+            let id = id as usize;
+            let (Some(&len), Some(&head)) = (self.lens.get(id), self.heads.get(id)) else {
+                return false;
+            };
+            let len = len as usize;
+            if len <= 8 && at + 8 <= text.len() {
+                // SAFETY: `at + 8 <= text.len()` was just checked.
+                let t = unsafe { text.as_ptr().add(at).cast::<u64>().read_unaligned() };
+                // Tokens are never empty: `len` is 1 to 8 here.
+                if (u64::from_le(t) ^ head) & (u64::MAX >> (64 - 8 * len as u32)) != 0 {
+                    return false;
+                }
+                at += len;
+            } else {
+                match self.token_bytes(id as Rank) {
+                    Ok(b) if text.get(at..at + b.len()) == Some(b) => at += b.len(),
+                    _ => return false,
+                }
+            }
+        }
+        at == text.len()
+    }
+
     /// Appends the bytes of `ids` to `out`.
     pub fn decode_into(&self, ids: &[Rank], out: &mut Vec<u8>) -> Result<()> {
         for &id in ids {
@@ -1753,12 +1800,16 @@ impl Encoder {
             return self.encode_chunk(text, matcher, out);
         }
         let h = segments::hash_text(text.as_bytes());
-        if self.segments.get_into(text.as_bytes(), h, out) {
+        // Kept without the text: the ids of ordinary text spell it, byte for byte.
+        if self
+            .segments
+            .get_spelled(h, out, |ids| self.bpe.spells(ids, text.as_bytes()))
+        {
             return Ok(());
         }
         let start = out.len();
         self.encode_chunk(text, None, out)?;
-        self.segments.insert(text.as_bytes(), h, &out[start..]);
+        self.segments.insert_spelled(h, &out[start..]);
         Ok(())
     }
 
@@ -2282,6 +2333,61 @@ mod tests {
                 assert_eq!(cached, plain);
             }
         }
+    }
+
+    /// `spells` (the segment cache's check of a hit) says yes to exactly the text its ids make:
+    /// tokens of 1 to 12 bytes, texts of every length up to 40 bytes (the word-at-a-time
+    /// compare and the slice compare near the end), and every way of getting it wrong.
+    #[test]
+    fn spells_only_the_text_its_ids_make() {
+        let mut v = byte_vocab();
+        v.push((256, b"ab".to_vec()));
+        v.push((257, b"aab".to_vec()));
+        v.push((258, b"abcdefgh".to_vec()));
+        // 259 is unused.
+        v.push((260, b"abcdefghi".to_vec()));
+        v.push((261, b"0123456789ab".to_vec()));
+        let bpe = Bpe::with_vocab(v).unwrap();
+        let ids_of = [97, 98, 0, 255, 256, 257, 258, 260, 261];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for round in 0..3000 {
+            let ids: Vec<Rank> = (0..round % 9).map(|_| ids_of[next(ids_of.len())]).collect();
+            let mut text = Vec::new();
+            bpe.decode_into(&ids, &mut text).unwrap();
+            assert!(bpe.spells(&ids, &text), "{ids:?}");
+            if !text.is_empty() {
+                let mut t = text.clone();
+                let i = next(t.len());
+                t[i] ^= 1 << next(8);
+                assert!(!bpe.spells(&ids, &t), "{ids:?} byte {i} changed");
+                assert!(
+                    !bpe.spells(&ids, &text[..text.len() - 1]),
+                    "{ids:?} text cut"
+                );
+                assert!(
+                    !bpe.spells(&ids[..ids.len() - 1], &text),
+                    "{ids:?} last id left out"
+                );
+            }
+            let mut longer = text.clone();
+            longer.push(b'z');
+            assert!(!bpe.spells(&ids, &longer), "{ids:?} text longer");
+            for bad in [259, 262, Rank::MAX] {
+                let mut with_bad = ids.clone();
+                with_bad.insert(next(ids.len() + 1), bad);
+                assert!(!bpe.spells(&with_bad, &text), "{with_bad:?}");
+            }
+        }
+        // Tokens whose first 8 bytes agree with the text but whose tail does not.
+        assert!(bpe.spells(&[260, 98], b"abcdefghib"));
+        assert!(!bpe.spells(&[260, 98], b"abcdefghxb"));
+        assert!(!bpe.spells(&[258], b"abcdefgi"));
     }
 
     #[test]
