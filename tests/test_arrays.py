@@ -68,6 +68,35 @@ def test_large_texts_cut_between_threads_give_the_same_ids(o200k: Tokenizer) -> 
     assert one.tolist() == want[0]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_larger_than_a_round_give_each_texts_ids(o200k: Tokenizer, tok: Tokenizer, threads: int) -> None:
+    # A batch of more than 8 MiB per thread is encoded in rounds (a text larger than a round
+    # cut into chunks) and written into the output once at the end: every text's ids, the
+    # separator at each document's edges only, at both widths.
+    from bytepair import arrays
+
+    line = "To be, or not to be: that is the question.  Ça va? 中文 👍\n\tcode(x) = 42;\n"
+    big = line * (17 * 2**20 // len(line.encode()) + 1)  # larger than a round at 2 threads
+    texts = [line * 3, big, "", line * 50_000, big[:1000], line * 150_000, "x"]
+    edges = [(True, False), (False, True), (True, True), (True, True), (False, False), (True, True), (True, False)]
+    sep = 199_999
+    want = [o200k.encode_ordinary(t) for t in texts]
+    for prepend in (True, False):
+        ids, offsets = arrays.encode_documents(o200k, texts, allowed=[], dt=np.dtype(np.uint32),
+                                               separator=(sep, prepend), num_threads=threads, edges=edges)
+        for i, w in enumerate(want):
+            starts, ends = edges[i]
+            expect = [sep] * (prepend and starts) + w + [sep] * (not prepend and ends)
+            assert ids[offsets[i] : offsets[i + 1]].tolist() == expect, f"text {i}"
+        assert len(ids) == offsets[-1]
+    flat, offsets = o200k.encode_batch_numpy(texts, num_threads=threads)
+    assert [flat[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
+    assert len(tok) <= 2**16
+    flat, offsets = tok.encode_batch_numpy(texts, num_threads=threads, dtype=np.uint16)
+    assert flat.dtype == np.uint16
+    assert [flat[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == [tok.encode_ordinary(t) for t in texts]
+
+
 def test_special_token_rules_follow_encode(tok: Tokenizer) -> None:
     with pytest.raises(DisallowedSpecialTokenError, match="endoftext"):
         tok.encode_to_numpy("a<|endoftext|>b")

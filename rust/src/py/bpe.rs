@@ -590,17 +590,9 @@ impl PyEncoder {
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
         if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
             // Large inputs go in rounds, with Ctrl-C looked at between them.
-            let mut flat = Flat::new(texts.len(), texts.iter().map(|t| t.len() as u64), width);
-            self.encode_flat_rounds(
-                py,
-                &texts,
-                &allowed,
-                separator,
-                edges.as_deref(),
-                par,
-                &mut flat,
-            )?;
-            return flat_result(py, flat.ids, &flat.offsets);
+            let (rounds, offsets) =
+                self.encode_flat_rounds(py, &texts, &allowed, separator, edges.as_deref(), par)?;
+            return rounds_bytes(py, &rounds, &offsets, width, par.threads);
         }
         let parts = py
             .detach(|| {
@@ -748,6 +740,33 @@ fn flat_bytes<'py>(
         PyMemoryView::from(ids.as_any())?,
         offset_bytes(py, &parts.offsets),
     ))
+}
+
+/// `flat_bytes` of the rounds of one call: each round written straight into its part of the
+/// bytearray; `offsets` are the document offsets of the whole output.
+fn rounds_bytes<'py>(
+    py: Python<'py>,
+    rounds: &[Parts],
+    offsets: &[u64],
+    width: Width,
+    threads: usize,
+) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+    let w = width.bytes();
+    let n = rounds.iter().map(|p| p.total() * w).sum();
+    // No other code holds the new bytearray while it is written.
+    let ids = PyByteArray::new_with(py, n, |dst| {
+        py.detach(|| {
+            let mut rest = dst;
+            for parts in rounds {
+                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(parts.total() * w);
+                parts.write(width, mine, threads)?;
+                rest = tail;
+            }
+            Ok::<_, Error>(())
+        })
+        .map_err(to_py)
+    })?;
+    Ok((PyMemoryView::from(ids.as_any())?, offset_bytes(py, offsets)))
 }
 
 /// The ids as a writable memoryview of a bytearray (copied from `ids`) and the document offsets
@@ -902,9 +921,12 @@ impl PyEncoder {
         Ok(total)
     }
 
-    /// `encode_flat` of large input into `flat`, in rounds: whole texts grouped, and a text
-    /// larger than a round cut at independent cuts (the separator goes only at the text's own
-    /// edges, as `edges` says for each text).
+    /// `encode_flat` of large input, in rounds: whole texts grouped, and a text larger than a
+    /// round cut at independent cuts (the separator goes only at the text's own edges, as
+    /// `edges` says for each text). Returns each round's ids, still in its group buffers, and
+    /// where each text's ids end in the whole output (`rounds_bytes` writes the output once:
+    /// appending each round to a growing buffer and then copying that into the bytearray wrote
+    /// every id twice more, into fresh memory each time).
     #[allow(clippy::too_many_arguments)]
     fn encode_flat_rounds(
         &self,
@@ -914,8 +936,7 @@ impl PyEncoder {
         separator: Option<Separator>,
         edges: Option<&[(bool, bool)]>,
         par: Parallel,
-        flat: &mut Flat,
-    ) -> PyResult<()> {
+    ) -> PyResult<(Vec<Parts>, Vec<u64>)> {
         if edges.is_some_and(|e| e.len() != texts.len()) {
             return Err(to_py(Error::Invalid(
                 "edges must have one entry per text".into(),
@@ -923,44 +944,42 @@ impl PyEncoder {
         }
         let edge = |i: usize| edges.map_or((true, true), |e| e[i]);
         let size = round_bytes(par);
-        // One round: its ids appended to `flat`; the end of each of its texts' ids.
-        let round =
-            |flat: &mut Flat, texts: &[&str], edges: &[(bool, bool)]| -> PyResult<Vec<u64>> {
-                let base = flat.len();
-                let ends = py
-                    .detach(|| {
-                        let parts = self.inner.encode_parts_edges(
-                            texts,
-                            allowed,
-                            separator,
-                            Some(edges),
-                            par,
-                        )?;
-                        parts.append_to(flat.width, &mut flat.ids, par.threads)?;
-                        Ok::<_, Error>(parts.offsets[1..].iter().map(|o| base + o).collect())
-                    })
-                    .map_err(to_py)?;
-                py.check_signals()?;
-                Ok(ends)
-            };
+        let mut rounds: Vec<Parts> = Vec::new();
+        let mut offsets = Vec::with_capacity(texts.len() + 1);
+        offsets.push(0u64);
+        let mut base = 0u64;
+        // One round: its ids kept in `rounds`; the end of each of its texts' ids.
+        let mut round = |texts: &[&str], edges: &[(bool, bool)]| -> PyResult<Vec<u64>> {
+            let parts = py
+                .detach(|| {
+                    self.inner
+                        .encode_parts_edges(texts, allowed, separator, Some(edges), par)
+                })
+                .map_err(to_py)?;
+            let ends = parts.offsets[1..].iter().map(|o| base + o).collect();
+            base += parts.total() as u64;
+            rounds.push(parts);
+            py.check_signals()?;
+            Ok(ends)
+        };
         for (first, end) in batch_rounds(texts, size) {
             if end - first == 1 && texts[first].len() > size {
                 let (starts, ends) = edge(first);
                 let chunks = py.detach(|| self.inner.chunks(&texts[first], size));
                 let last = chunks.len().saturating_sub(1);
+                let mut text_end = *offsets.last().unwrap();
                 for (k, chunk) in chunks.iter().enumerate() {
-                    round(flat, &[chunk], &[(starts && k == 0, ends && k == last)])?;
+                    let e = round(&[chunk], &[(starts && k == 0, ends && k == last)])?;
+                    text_end = *e.last().unwrap_or(&text_end);
                 }
-                let n = flat.len();
-                flat.offsets.push(n);
+                offsets.push(text_end);
                 continue;
             }
             let refs: Vec<&str> = texts[first..end].iter().map(|t| &**t).collect();
             let round_edges: Vec<(bool, bool)> = (first..end).map(edge).collect();
-            let ends = round(flat, &refs, &round_edges)?;
-            flat.offsets.extend(ends);
+            offsets.extend(round(&refs, &round_edges)?);
         }
-        Ok(())
+        Ok((rounds, offsets))
     }
 
     /// `encode_files` of large input, in rounds: whole files grouped (`Encoder::encode_files`
