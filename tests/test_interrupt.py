@@ -40,8 +40,8 @@ PRELUDE = """
         seen["cpu"] = resource.getrusage(resource.RUSAGE_SELF).ru_utime
         raise KeyboardInterrupt
     signal.signal(signal.SIGINT, handler)
-    def fire():
-        time.sleep(0.3)
+    def fire(delay=0.3):
+        time.sleep(delay)
         os.kill(os.getpid(), signal.SIGINT)
 """
 
@@ -76,7 +76,8 @@ def test_ctrl_c_stops_count_before_the_work_is_done() -> None:
     t.count(text)
     full = resource.getrusage(resource.RUSAGE_SELF).ru_utime - c0
     c1 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    threading.Thread(target=fire).start()
+    # A fifth of the whole count in: a fixed delay came after half of it on a fast machine.
+    threading.Thread(target=fire, args=(full / 5,)).start()
     try:
         t.count(text)
         print("RETURNED")
