@@ -136,6 +136,14 @@ def whole_table(args: argparse.Namespace, rank_file: str, tmp: Path, have_giga: 
     tools = (["gigatoken"] if have_giga else []) + ["arrays", "corpus"]
     labels = {"gigatoken": "gigatoken encode_files", "arrays": "bytepair encode_files (arrays)",
               "corpus": "bytepair encode-corpus (CLI, llmc)"}
+    # An installed wheel's modules are compiled at install; a source tree under
+    # PYTHONDONTWRITEBYTECODE (set on some machines) compiled all of bytepair's in every process,
+    # 80 ms of each whole process here. Compiled once now, as pip would have.
+    import compileall
+
+    import bytepair
+
+    compileall.compile_dir(str(Path(bytepair.__file__).parent), quiet=1)
     print(f"whole processes on {args.corpus}; best of {args.repeat}, taken in turn; "
           "ratios are the peer's time over bytepair's (above 1: bytepair faster)")
     print(f"{'threads':>7} {'what':<36} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8}  wall / CPU vs gigatoken, vs arrays")
