@@ -299,7 +299,8 @@ def test_wordpiece_goes_to_spawned_workers() -> None:
 # ------------------------------------------------------------------ Ctrl-C during the array outputs
 
 # As in test_interrupt: the child counts its input once uninterrupted, then again with a SIGINT
-# 0.3 s in, and reports the CPU time spent when the handler ran; a call that sees the signal
+# a tenth of that call's CPU time in (in wall time: a fixed 0.3 s came after more than half of
+# a two-thread call's CPU on a fast machine), and reports the CPU time spent when the handler ran; a call that sees the signal
 # only once it has returned has spent the whole time again. A child that hangs is killed by
 # run_child's timeout, which fails the test.
 
@@ -333,7 +334,7 @@ def test_ctrl_c_stops_long_array_encodes(call: str, tmp_path: Path) -> None:
         {ARRAY_CALLS[call]}
         full = resource.getrusage(resource.RUSAGE_SELF).ru_utime - c0
         c1 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-        threading.Thread(target=fire).start()
+        threading.Thread(target=fire, args=(full / 10,)).start()
         try:
             {ARRAY_CALLS[call]}
             print("RETURNED")

@@ -76,8 +76,8 @@ def test_ctrl_c_stops_count_before_the_work_is_done() -> None:
     t.count(text)
     full = resource.getrusage(resource.RUSAGE_SELF).ru_utime - c0
     c1 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    # A fifth of the whole count in: a fixed delay came after half of it on a fast machine.
-    threading.Thread(target=fire, args=(full / 5,)).start()
+    # A tenth of the whole count in: a fixed delay came after half of it on a fast machine.
+    threading.Thread(target=fire, args=(full / 10,)).start()
     try:
         t.count(text)
         print("RETURNED")

@@ -66,14 +66,15 @@ def test_ctrl_c_stops_long_wordpiece_calls(call: str) -> None:
         seen["cpu"] = resource.getrusage(resource.RUSAGE_SELF).ru_utime
         raise KeyboardInterrupt
     signal.signal(signal.SIGINT, handler)
-    def fire():
-        time.sleep(0.3)
+    def fire(delay):
+        time.sleep(delay)
         os.kill(os.getpid(), signal.SIGINT)
     c0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
     {CALLS[call]}
     full = resource.getrusage(resource.RUSAGE_SELF).ru_utime - c0
     c1 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    threading.Thread(target=fire).start()
+    # A tenth of the whole call in (a fixed delay is a larger share on a faster machine).
+    threading.Thread(target=fire, args=(full / 10,)).start()
     try:
         {CALLS[call]}
         print("RETURNED")
