@@ -110,8 +110,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'bytepair' has no attribute {name!r}")
 
 
-
-
 __all__ = [
     "AddedToken",
     "BatchEncoding",

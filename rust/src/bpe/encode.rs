@@ -114,14 +114,6 @@ const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The first `min(8, len)` bytes of `b`, little-endian, zero-padded (`b` not empty).
 #[inline(always)]
-/// The first 8 bytes of `b` (all of a shorter one, zero-padded) as a little-endian word.
-fn head8(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    let n = b.len().min(8);
-    w[..n].copy_from_slice(&b[..n]);
-    u64::from_le_bytes(w)
-}
-
 fn head(b: &[u8]) -> u64 {
     let n = b.len();
     if n >= 8 {
@@ -931,7 +923,7 @@ impl Bpe {
             .iter()
             .map(|&(off, len)| match len {
                 u32::MAX => 0,
-                _ => head8(&arena[off as usize..(off + len) as usize]),
+                _ => head(&arena[off as usize..(off + len) as usize]),
             })
             .collect();
         Ok(Bpe {
