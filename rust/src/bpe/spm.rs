@@ -18,7 +18,9 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::text::normalize::{char_len, PrefixMatcher, SPACE_FINDER};
-use crate::text::word_cache::{hashed_words, WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{
+    hash_words, WordCache, WordPieces, CACHE_WORD_BYTES, PREFETCH_WORDS,
+};
 use crate::unigram::sample::Rng;
 use crate::Rank;
 
@@ -54,6 +56,8 @@ static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 thread_local! {
     /// Each word's pieces as the payload `[ids.., ends..]`.
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
+    /// The words of the text being encoded (`hash_words`), kept for the next call.
+    static SPANS: std::cell::Cell<Vec<(usize, usize, u64)>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 const SPACE: &[u8] = "\u{2581}".as_bytes();
@@ -176,10 +180,16 @@ impl SpmBpe {
             cache.ready(self.id);
             let mut pieces = Vec::new();
             let mut payload = Vec::new();
-            for (start, word, hash, next) in hashed_words(s, marks) {
-                if let Some(h) = next {
+            let mut spans = SPANS.take();
+            hash_words(s, marks, &mut spans);
+            for &(.., h) in spans.iter().take(PREFETCH_WORDS) {
+                cache.prefetch(h);
+            }
+            for (i, &(start, end, hash)) in spans.iter().enumerate() {
+                if let Some(&(.., h)) = spans.get(i + PREFETCH_WORDS) {
                     cache.prefetch(h);
                 }
+                let word = &s[start..end];
                 if let Some(at) = cache.find(word, hash) {
                     let p = cache.payload(at);
                     let (ids, ends) = p.split_at(p.len() / 2);
@@ -196,6 +206,7 @@ impl SpmBpe {
                     f(start, WordPieces::Searched(&pieces));
                 }
             }
+            SPANS.set(spans);
         });
         true
     }

@@ -48,20 +48,21 @@ pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item
         })
 }
 
-/// `words`, each with its `WordCache::hash` and the next word's: the encoders prefetch the next
-/// word's slot (`WordCache::prefetch`) while they look the current one up. On a first pass most
-/// lookups miss, and the slot's load was a third of the time outside the search (`perf`).
-pub fn hashed_words<'s>(
-    s: &'s [u8],
-    marks: impl Iterator<Item = usize> + 's,
-) -> impl Iterator<Item = (usize, &'s [u8], u64, Option<u64>)> + 's {
-    let mut it = words(s, marks)
-        .map(|(start, w)| (start, w, WordCache::hash(w)))
-        .peekable();
-    std::iter::from_fn(move || {
-        let (start, w, h) = it.next()?;
-        Some((start, w, h, it.peek().map(|n| n.2)))
-    })
+/// How many words ahead the encoders ask for a word's slot (`WordCache::prefetch`). On a first
+/// pass most lookups miss, and the slot's load was a third of the time outside the search
+/// (`perf`); asked for one word ahead, and not at all for the first word of a text, it still
+/// was most of `find`'s time (a fifth of a first pass over lines of about 60 bytes).
+pub const PREFETCH_WORDS: usize = 4;
+
+/// The words of normalized text `s` (see `words`) as (start, end, `WordCache::hash`), in `out`
+/// (emptied first): the encoders ask for the slots `PREFETCH_WORDS` words ahead.
+pub fn hash_words(
+    s: &[u8],
+    marks: impl Iterator<Item = usize>,
+    out: &mut Vec<(usize, usize, u64)>,
+) {
+    out.clear();
+    out.extend(words(s, marks).map(|(start, w)| (start, start + w.len(), WordCache::hash(w))));
 }
 
 /// The word's bytes as little-endian `u32`s, the last one padded with zeros.

@@ -11,7 +11,9 @@
 //! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::{char_len, SPACE_FINDER};
-use crate::text::word_cache::{hashed_words, WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{
+    hash_words, WordCache, WordPieces, CACHE_WORD_BYTES, PREFETCH_WORDS,
+};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -263,6 +265,8 @@ thread_local! {
 
 #[derive(Default)]
 struct Buffers {
+    /// The words of the text being encoded: (start, end, hash).
+    spans: Vec<(usize, usize, u64)>,
     searched: Vec<(usize, Rank)>,
     lattice: Vec<(f64, f64, u32, Rank, f32)>,
     payload: Vec<u32>,
@@ -363,14 +367,20 @@ impl Unigram {
                 cache.ready(self.id);
                 let mut total = 0f32;
                 let Buffers {
+                    spans,
                     searched,
                     lattice,
                     payload,
                 } = buffers;
-                for (start, word, hash, next) in hashed_words(s, marks) {
-                    if let Some(h) = next {
+                hash_words(s, marks, spans);
+                for &(.., h) in spans.iter().take(PREFETCH_WORDS) {
+                    cache.prefetch(h);
+                }
+                for (i, &(start, end, hash)) in spans.iter().enumerate() {
+                    if let Some(&(.., h)) = spans.get(i + PREFETCH_WORDS) {
                         cache.prefetch(h);
                     }
+                    let word = &s[start..end];
                     let n = word.len() as f64;
                     let bound = 2.0
                         * n
