@@ -1292,7 +1292,7 @@ impl Bpe {
         Ahead { at, n, lo, hi, h }
     }
 
-    /// Appends the ids of a piece queued by `ahead`. A piece of 1 to 8 bytes that is one token
+    /// Appends the ids of a piece queued by `ahead`. A piece of 1 to 16 bytes that is one token
     /// (most pieces) is pushed here, inlined into the caller's loop; the rest goes to
     /// `encode_ahead_slow`, out of line.
     #[inline(always)]
@@ -1321,7 +1321,7 @@ impl Bpe {
         self.encode_ahead_slow(text, a, cache, out)
     }
 
-    /// `encode_ahead` for pieces that are not one token of up to 8 bytes: pieces of up to 32
+    /// `encode_ahead` for pieces that are not one token of up to 16 bytes: pieces of up to 32
     /// bytes are found by their words, in the token tables and then in the piece cache's
     /// inline tables (their slots were asked for by `ahead`); longer ones go to
     /// `encode_piece_slow`.

@@ -18,9 +18,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::text::normalize::{char_len, PrefixMatcher, SPACE_FINDER};
-use crate::text::word_cache::{
-    hash_words, WordCache, WordPieces, CACHE_WORD_BYTES, PREFETCH_WORDS,
-};
+use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::unigram::sample::Rng;
 use crate::Rank;
 
@@ -56,7 +54,7 @@ static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 thread_local! {
     /// Each word's pieces as the payload `[ids.., ends..]`.
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
-    /// The words of the text being encoded (`hash_words`), kept for the next call.
+    /// The words of the text being encoded (`WordCache::hash_words`), kept for the next call.
     static SPANS: std::cell::Cell<Vec<(usize, usize, u64)>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
@@ -181,14 +179,9 @@ impl SpmBpe {
             let mut pieces = Vec::new();
             let mut payload = Vec::new();
             let mut spans = SPANS.take();
-            hash_words(s, marks, &mut spans);
-            for &(.., h) in spans.iter().take(PREFETCH_WORDS) {
-                cache.prefetch(h);
-            }
+            cache.hash_words(s, marks, &mut spans);
             for (i, &(start, end, hash)) in spans.iter().enumerate() {
-                if let Some(&(.., h)) = spans.get(i + PREFETCH_WORDS) {
-                    cache.prefetch(h);
-                }
+                cache.prefetch_after(&spans, i);
                 let word = &s[start..end];
                 if let Some(at) = cache.find(word, hash) {
                     let p = cache.payload(at);

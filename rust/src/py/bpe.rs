@@ -730,20 +730,17 @@ fn flat_bytes<'py>(
     width: Width,
     threads: usize,
 ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
-    let n = parts.total() * width.bytes();
-    // No other code holds the new bytearray while it is written.
-    let ids = PyByteArray::new_with(py, n, |dst| {
-        py.detach(|| parts.write(width, dst, threads))
-            .map_err(to_py)
-    })?;
-    Ok((
-        PyMemoryView::from(ids.as_any())?,
-        offset_bytes(py, &parts.offsets),
-    ))
+    rounds_bytes(
+        py,
+        std::slice::from_ref(parts),
+        &parts.offsets,
+        width,
+        threads,
+    )
 }
 
-/// `flat_bytes` of the rounds of one call: each round written straight into its part of the
-/// bytearray; `offsets` are the document offsets of the whole output.
+/// `flat_bytes` of the rounds of one call (or of one batch): each round written straight into
+/// its part of the bytearray; `offsets` are the document offsets of the whole output.
 fn rounds_bytes<'py>(
     py: Python<'py>,
     rounds: &[Parts],

@@ -52,18 +52,7 @@ pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item
 /// pass most lookups miss, and the slot's load was a third of the time outside the search
 /// (`perf`); asked for one word ahead, and not at all for the first word of a text, it still
 /// was most of `find`'s time (a fifth of a first pass over lines of about 60 bytes).
-pub const PREFETCH_WORDS: usize = 4;
-
-/// The words of normalized text `s` (see `words`) as (start, end, `WordCache::hash`), in `out`
-/// (emptied first): the encoders ask for the slots `PREFETCH_WORDS` words ahead.
-pub fn hash_words(
-    s: &[u8],
-    marks: impl Iterator<Item = usize>,
-    out: &mut Vec<(usize, usize, u64)>,
-) {
-    out.clear();
-    out.extend(words(s, marks).map(|(start, w)| (start, start + w.len(), WordCache::hash(w))));
-}
+const PREFETCH_WORDS: usize = 4;
 
 /// The word's bytes as little-endian `u32`s, the last one padded with zeros.
 #[inline]
@@ -100,6 +89,30 @@ impl WordCache {
         let mut h = rustc_hash::FxHasher::default();
         h.write(word);
         h.finish()
+    }
+
+    /// The words of normalized text `s` (see `words`) as (start, end, `hash`), in `out`
+    /// (emptied first), and the slots of the first `PREFETCH_WORDS` asked for; the encoders ask
+    /// for each next one with `prefetch_after`.
+    pub fn hash_words(
+        &self,
+        s: &[u8],
+        marks: impl Iterator<Item = usize>,
+        out: &mut Vec<(usize, usize, u64)>,
+    ) {
+        out.clear();
+        out.extend(words(s, marks).map(|(start, w)| (start, start + w.len(), Self::hash(w))));
+        for &(.., h) in out.iter().take(PREFETCH_WORDS) {
+            self.prefetch(h);
+        }
+    }
+
+    /// Asks for the slot of the word `PREFETCH_WORDS` after word `i` of `spans`, if any.
+    #[inline]
+    pub fn prefetch_after(&self, spans: &[(usize, usize, u64)], i: usize) {
+        if let Some(&(.., h)) = spans.get(i + PREFETCH_WORDS) {
+            self.prefetch(h);
+        }
     }
 
     /// Asks for the slot a word hashed to `hash` is looked up in first.

@@ -11,9 +11,7 @@
 //! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::{char_len, SPACE_FINDER};
-use crate::text::word_cache::{
-    hash_words, WordCache, WordPieces, CACHE_WORD_BYTES, PREFETCH_WORDS,
-};
+use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -372,14 +370,9 @@ impl Unigram {
                     lattice,
                     payload,
                 } = buffers;
-                hash_words(s, marks, spans);
-                for &(.., h) in spans.iter().take(PREFETCH_WORDS) {
-                    cache.prefetch(h);
-                }
+                cache.hash_words(s, marks, spans);
                 for (i, &(start, end, hash)) in spans.iter().enumerate() {
-                    if let Some(&(.., h)) = spans.get(i + PREFETCH_WORDS) {
-                        cache.prefetch(h);
-                    }
+                    cache.prefetch_after(spans, i);
                     let word = &s[start..end];
                     let n = word.len() as f64;
                     let bound = 2.0
