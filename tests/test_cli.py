@@ -516,6 +516,27 @@ def test_version_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 2 and "invalid choice" in err
 
 
+def test_a_command_imports_only_its_own_module(capsys: pytest.CaptureFixture[str]) -> None:
+    # A fresh interpreter: encode-corpus's start does not pay for the analysis pages, the views
+    # or the package metadata (--version's), and the top-level help still lists every command.
+    from bytepair.cli import COMMANDS
+
+    script = (
+        "import sys\n"
+        "from bytepair.cli import main\n"
+        "main(['encode-corpus', '--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bytepair.cli.') and not m.startswith('bytepair.cli._')))\n"
+        "print([m for m in ('bytepair.analysis', 'bytepair.views', 'importlib.metadata') if m in sys.modules])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    *_, modules, heavy = proc.stdout.splitlines()
+    assert (modules, heavy) == ("['bytepair.cli.encode_corpus']", "[]")
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    listed = re.findall(r"^    (\S+)\s", out, flags=re.M)
+    assert listed == list(COMMANDS) and len(COMMANDS) == 17
+
+
 def test_python_dash_m_entry_point(trained: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "bytepair", "encode", "-t", str(trained)],
