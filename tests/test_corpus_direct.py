@@ -110,13 +110,14 @@ def test_encode_corpus_writes_the_same_shards_either_way(tmp_path: Path, monkeyp
 
 
 @pytest.mark.parametrize(("enabled", "pread"), [(True, True), (False, True), (False, False)])
-def test_file_hash_is_sha256_at_every_size_around_the_reads(
+def test_file_hash_is_hashlibs_and_zlibs_at_every_size_around_the_reads(
     tmp_path: Path, monkeypatch: Any, enabled: bool, pread: bool
 ) -> None:
     # Read ahead in buffers of READ_BYTES (made small here): files of whole buffers, one byte
     # either side, empty, written with O_DIRECT or not, read with `preadv` or (systems without
-    # it) seek and read, all hash as hashlib does.
+    # it) seek and read, all hash as hashlib and zlib do.
     import hashlib
+    import zlib
 
     monkeypatch.setattr(direct, "READ_BYTES", 8192)
     monkeypatch.setattr(direct, "STAGING_BYTES", 8192)
@@ -127,7 +128,8 @@ def test_file_hash_is_sha256_at_every_size_around_the_reads(
         data = bytes((i * 7 + n) % 256 for i in range(n))
         path = tmp_path / f"f{n}.bin"
         _write(path, [data], None)
-        assert direct.file_hash(str(path)).hexdigest() == hashlib.sha256(data).hexdigest(), n
+        assert direct.file_hash(str(path), "sha256").hexdigest() == hashlib.sha256(data).hexdigest(), n
+        assert direct.file_hash(str(path)).hexdigest() == f"{zlib.crc32(data):08x}", n
 
 
 def test_file_hash_falls_back_when_direct_reads_are_refused(tmp_path: Path, monkeypatch: Any) -> None:
@@ -153,5 +155,5 @@ def test_file_hash_falls_back_when_direct_reads_are_refused(tmp_path: Path, monk
     if not getattr(os, "O_DIRECT", 0):
         pytest.skip("no O_DIRECT on this system: the ordinary path is the only one")
     monkeypatch.setattr(direct.os, "preadv", refuse_second)
-    assert direct.file_hash(str(path)).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert direct.file_hash(str(path), "sha256").hexdigest() == hashlib.sha256(data).hexdigest()
     assert calls[0] >= 5  # the refused direct read, then the plain ones from the start

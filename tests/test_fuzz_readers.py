@@ -774,6 +774,17 @@ def _option(key: str, value: object = ...) -> Callable[[dict[str, Any]], None]:
     return lambda doc: doc["options"].pop(key) if value is ... else doc["options"].update({key: value})
 
 
+def _old_checksum(value: object) -> Callable[[dict[str, Any]], None]:
+    """The first file's checksum as manifests before CRC-32 gave it (sha256), set to ``value``."""
+
+    def edit(doc: dict[str, Any]) -> None:
+        f = doc["shards"][0]["files"][0]
+        del f["crc32"]
+        f["sha256"] = value
+
+    return edit
+
+
 # name -> (the edit, the field the CorpusError names). Found by the manifest harness: the
 # first block gave KeyError / TypeError / ValueError / OverflowError (open_shards indexed the
 # manifest without checking its layout); the rest are of the same kind.
@@ -809,7 +820,11 @@ MANIFEST_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
         lambda doc: doc["shards"][0]["files"][0].update(name="shard_000009.bin"), r"shards\[0\].files\[0\].name"
     ),
     "shards[0].files[0].bytes '1'": (lambda doc: doc["shards"][0]["files"][0].update(bytes="1"), r"shards\[0\].files\[0\].bytes"),
-    "shards[0].files[0].sha256 null": (lambda doc: doc["shards"][0]["files"][0].update(sha256=None), r"shards\[0\].files\[0\].sha256"),
+    "shards[0].files[0].crc32 null": (lambda doc: doc["shards"][0]["files"][0].update(crc32=None), r"shards\[0\].files\[0\].crc32"),
+    "shards[0].files[0].crc32 short": (lambda doc: doc["shards"][0]["files"][0].update(crc32="abc"), r"shards\[0\].files\[0\].crc32"),
+    "shards[0].files[0] no checksum": (lambda doc: doc["shards"][0]["files"][0].pop("crc32"), r"shards\[0\].files\[0\].crc32"),
+    "shards[0].files[0].sha256 upper (an older manifest)": (_old_checksum("A" * 64), r"shards\[0\].files\[0\].sha256"),
+    "shards[0].files[0].sha256 7 (an older manifest)": (_old_checksum(7), r"shards\[0\].files\[0\].sha256"),
     "shards[0].tokens 0": (lambda doc: doc["shards"][0].update(tokens=0), r"shards\[0\].tokens"),
     "shards[0].tokens 2**31 (llmc)": (lambda doc: doc["shards"][0].update(tokens=2**31), r"shards\[0\].tokens"),
     "shards[0].tokens 1.5": (lambda doc: doc["shards"][0].update(tokens=1.5), r"shards\[0\].tokens"),

@@ -18,14 +18,12 @@ header rewritten at the end (the last shard's token count) goes through an ordin
 descriptor. Where ``O_DIRECT`` is missing or refused (macOS, tmpfs, some network file systems)
 the file is written the ordinary way; the bytes are the same.
 
-Reading a shard back (``file_sha256``: the last shard, whose header changes at the end, and
-every shard checked on resume) has the same problem the other way: a shard written around the
-page cache is not in it, so the whole shard comes from the disk. Read and hashed in turn on
-one thread, the last shard of a one-shard run (262 MB of text, 266 MB of ids) took 0.6-1.1 s
-of a 2.2-2.5 s run at two threads (the same run with ``--shard-tokens`` equal to its token
-count, which leaves the header as written: 2.21-2.54 s against 2.85-3.67 s). Here a second
-thread reads the next 8 MiB (``O_DIRECT`` where allowed, 0.35 s for those 266 MB against 0.54
-s through the page cache) while this one hashes the last (0.18 s).
+Reading a shard back (``file_hash``: every shard is checked on resume) has the same problem
+the other way: a shard written around the page cache is not in it, so the whole shard comes
+from the disk. Read and hashed in turn on one thread, a shard of 266 MB of ids took 0.6-1.1 s
+to check (sha256, which the manifests then held). Here a second thread reads the next 8 MiB
+(``O_DIRECT`` where allowed, 0.35 s for those 266 MB against 0.54 s through the page cache)
+while this one hashes the last.
 """
 
 from __future__ import annotations
@@ -36,6 +34,8 @@ import mmap
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
+
+from bytepair.corpus.checksum import Crc32
 
 BLOCK = 4096  # a multiple of every usual logical block size (512, 4096)
 STAGING_BYTES = 4 << 20
@@ -187,9 +187,10 @@ class ShardFile:
             self._release()
 
 
-def file_hash(path: str) -> Any:
-    """The sha256 object of a file's bytes, read on a second thread while this one hashes (see
-    the module's notes), with ``O_DIRECT`` where the file system allows it."""
+def file_hash(path: str, kind: str = "crc32") -> Any:
+    """The ``kind`` hash object (``crc32`` or ``sha256``) of a file's bytes, read on a second
+    thread while this one hashes (see the module's notes), with ``O_DIRECT`` where the file
+    system allows it."""
     direct = getattr(os, "O_DIRECT", 0) if ENABLED else 0
     if direct:
         try:
@@ -199,14 +200,14 @@ def file_hash(path: str) -> Any:
                 raise
         else:
             try:
-                h = _hash_fd(fd, direct=True)
+                h = _hash_fd(fd, kind, direct=True)
             finally:
                 os.close(fd)
             if h is not None:
                 return h
     fd = os.open(path, os.O_RDONLY)
     try:
-        h = _hash_fd(fd, direct=False)
+        h = _hash_fd(fd, kind, direct=False)
     finally:
         os.close(fd)
     if h is None:  # the file changed size while being read
@@ -224,10 +225,10 @@ def _read_at(fd: int, buf: mmap.mmap, offset: int) -> int:
     return len(data)
 
 
-def _hash_fd(fd: int, *, direct: bool) -> Any:
-    """sha256 of what ``fd`` holds, reading ``READ_BYTES`` ahead into two aligned buffers; None
-    if direct reads are refused, or if the bytes read do not add up to the file's size."""
-    h = hashlib.sha256()
+def _hash_fd(fd: int, kind: str, *, direct: bool) -> Any:
+    """The hash of what ``fd`` holds, reading ``READ_BYTES`` ahead into two aligned buffers;
+    None if direct reads are refused, or if the bytes read do not add up to the file's size."""
+    h = Crc32() if kind == "crc32" else hashlib.sha256()
     bufs = [mmap.mmap(-1, READ_BYTES), mmap.mmap(-1, READ_BYTES)]
     offset = 0
     try:

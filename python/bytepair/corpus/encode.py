@@ -34,7 +34,8 @@ corpus, 1 and 2 threads, on the 2-core shared machine):
   (overlapped with the next batch). ``np.insert`` of separators into a file cut into pieces
   cost a copy of the batch's ids (about 5 %; 19 % with one separator per 2,000 ids): Rust now
   puts them (``edges=``). Not overlapped: the first batch's reading (now 1 MiB, ramping up), the
-  last batch's write, the last shard's re-hash (its header changes) and its fsync.
+  last batch's write, the last shard's re-hash (its header changes) and its fsync. The
+  shards' sha256 (and that re-hash) later gave way to CRC-32 (``corpus/checksum.py``).
 - Two threads on two cores (262 MB of the bench mix, o200k, uint32 ids): encode-corpus
   ran at 0.85-0.87x of ``encode_files``. Per-batch timers showed the encoder never idle between
   batches (1-2 ms in all) and the tail of the run short (0.06 s); what was missing was CPU. This
@@ -463,7 +464,7 @@ def encode_corpus(
     arguments, to the same bytes as a run never stopped; a run into an ``outdir`` that another
     run is writing to raises ``CorpusError`` at once. An ``outdir`` made with another
     tokenizer, other options or changed inputs is refused unless ``overwrite=True``; a shard
-    or manifest edited since is detected by its sha256. ``errors="replace"`` turns bytes that
+    or manifest edited since is detected by its checksum. ``errors="replace"`` turns bytes that
     are not UTF-8 into U+FFFD (counted in the manifest's ``replaced``) instead of failing.
 
     ``backend="dask"`` with ``client=distributed.Client(...)``: the workers encode one input
@@ -751,8 +752,8 @@ def _prepare(out: str, doc: dict[str, Any], overwrite: bool) -> tuple[int, int]:
             path = os.path.join(out, f["name"])
             if not os.path.exists(path):
                 raise CorpusError(f"{path} is missing; pass --overwrite to start again")
-            if os.path.getsize(path) != f["bytes"] or formats.file_sha256(path) != f["sha256"]:
-                raise CorpusError(f"{path} was modified since it was written (sha256 differs); pass --overwrite to start again")
+            if not formats.file_matches(path, f):
+                raise CorpusError(f"{path} was modified since it was written (its size or checksum differs); pass --overwrite to start again")
     doc.update(old)
     if doc["complete"] or not doc["shards"]:
         return 0, 0

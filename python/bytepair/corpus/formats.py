@@ -25,14 +25,15 @@ whatever NumPy's version.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 import uuid
+import zlib
 from typing import Any
 
 import numpy as np
 
+from bytepair.corpus import checksum
 from bytepair.corpus.direct import ShardFile, file_hash
 
 FORMATS = ("llmc", "megatron", "npy")
@@ -123,38 +124,38 @@ class ShardWriter:
         self.lengths: list[int] = []
         self.header = header_bytes(fmt, itemsize, expected_tokens)
         self.file = ShardFile(self.tmps[0])  # O_DIRECT where possible (corpus/direct.py)
-        self.hash = hashlib.sha256()
-        self._put(self.header)
-
-    def _put(self, data: Any) -> None:
-        self.file.write(data)
-        self.hash.update(data)
+        self.file.write(self.header)
+        # The body's CRC alone: the last shard's header changes at its end (corpus/checksum.py).
+        self.body_crc = 0
+        self.body_bytes = 0
 
     def write(self, ids: np.ndarray[Any, Any]) -> None:
         if len(ids):
-            self._put(np.ascontiguousarray(ids).data.cast("B"))
+            data = np.ascontiguousarray(ids).data.cast("B")
+            self.file.write(data)
+            self.body_crc = zlib.crc32(data, self.body_crc)
+            self.body_bytes += len(data)
             self.tokens += len(ids)
 
     def close(self) -> list[dict[str, Any]]:
-        """Finishes the shard; returns ``[{"name", "bytes", "sha256"}]`` for its files."""
+        """Finishes the shard; returns ``[{"name", "bytes", "crc32"}]`` for its files."""
         header = header_bytes(self.fmt, self.itemsize, self.tokens)
-        rehash = header != self.header  # only the last shard, which is shorter than the others
-        if rehash:  # every format's header has a fixed length: patched in place
+        if header != self.header:  # only the last shard; every format's header has a fixed length
             self.file.patch(0, header)
         self.file.sync()
         self.file.close()
-        digests = [file_sha256(self.tmps[0]) if rehash else self.hash.hexdigest()]
+        digests = [checksum.combine(zlib.crc32(header), self.body_crc, self.body_bytes)]
         if self.fmt == "megatron":
             index = megatron_index(self.itemsize, self.lengths)
             with open(self.tmps[1], "wb") as f:
                 f.write(index)
                 f.flush()
                 os.fsync(f.fileno())
-            digests.append(hashlib.sha256(index).hexdigest())
+            digests.append(zlib.crc32(index))
         out = []
         for name, path, tmp, digest in zip(self.names, self.paths, self.tmps, digests):
             os.replace(tmp, path)
-            out.append({"name": name, "bytes": os.path.getsize(path), "sha256": digest})
+            out.append({"name": name, "bytes": os.path.getsize(path), "crc32": checksum.hexdigest(digest)})
         return out
 
     def abort(self) -> None:
@@ -168,5 +169,10 @@ class ShardWriter:
                     pass
 
 
-def file_sha256(path: str) -> str:
-    return str(file_hash(path).hexdigest())
+def file_matches(path: str, entry: dict[str, Any]) -> bool:
+    """Whether the file at ``path`` has the size and checksum of its manifest ``entry``: its
+    ``crc32``, or the ``sha256`` that manifests of earlier versions carried."""
+    if os.path.getsize(path) != entry["bytes"]:
+        return False
+    kind = "crc32" if "crc32" in entry else "sha256"
+    return bool(file_hash(path, kind).hexdigest() == entry[kind])

@@ -1,7 +1,7 @@
 """``manifest.json``: what an output directory holds and how it was made, checked on resume.
 
 The manifest lists the inputs (path, size, mtime), the tokenizer's hash, the options, and each
-finished shard (its files' sizes and sha256, its tokens and documents, and where the next shard
+finished shard (its files' sizes and CRC-32s, its tokens and documents, and where the next shard
 starts in the input: document index and tokens already written of that document). It is
 rewritten atomically after every shard, so it always describes shards that are complete on
 disk. Its own ``manifest_sha256`` (over the rest of it) catches hand edits.
@@ -141,8 +141,11 @@ def _check_layout(doc: dict[str, Any], path: str) -> None:
                 raise bad(f"{at}.files[{n}].name", repr(name), f.get("name"))
             if not _is_int(f.get("bytes"), 0, _INT64):
                 raise bad(f"{at}.files[{n}].bytes", "an int from 0", f.get("bytes"))
-            if not isinstance(f.get("sha256"), str):
-                raise bad(f"{at}.files[{n}].sha256", "a string", f.get("sha256"))
+            # crc32 since this version; a resumed run still checks the sha256 of older manifests.
+            digest, digits = ("crc32", 8) if "crc32" in f or "sha256" not in f else ("sha256", 64)
+            value = f.get(digest)
+            if not (isinstance(value, str) and len(value) == digits and all(c in "0123456789abcdef" for c in value)):
+                raise bad(f"{at}.files[{n}].{digest}", f"{digits} lowercase hex digits", value)
         if not _is_int(shard.get("tokens"), 1, max_tokens):
             raise bad(f"{at}.tokens", f"an int from 1 to {max_tokens}", shard.get("tokens"))
         if not _is_int(shard.get("documents"), 0, _INT64):
