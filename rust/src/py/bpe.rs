@@ -147,20 +147,35 @@ impl PyEncoder {
     /// For a few words it is within the shared machine's noise (bench_peers' short worker,
     /// "hello world", cl100k encode_ordinary, best of 24 alternating runs: 375 -> 400 ns).
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(
+        self.id_list_of(py, ids.len(), ids.iter().copied())
+    }
+
+    /// `id_list` of `len` ids given in turn (the parts of a text encoded in rounds).
+    fn id_list_of<'py>(
+        &self,
+        py: Python<'py>,
+        len: usize,
+        ids: impl Iterator<Item = Rank>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        super::new_list(
             py,
-            ids.iter().map(|&id| match self.ints.get(id as usize) {
-                Some(slot) => {
-                    let mut p = slot.load(Ordering::Acquire);
-                    if p.is_null() {
-                        p = self.make_int(py, id);
+            len,
+            ids.map(|id| {
+                match self.ints.get(id as usize) {
+                    Some(slot) => {
+                        let mut p = slot.load(Ordering::Acquire);
+                        if p.is_null() {
+                            p = self.make_int(py, id);
+                        }
+                        // SAFETY: `p` is a live int this encoder holds a reference to; the list
+                        // takes a new one (an inlined increment but under the limited API).
+                        unsafe { pyo3::ffi::Py_INCREF(p) };
+                        p
                     }
-                    // SAFETY: `p` is a live int this encoder holds a reference to.
-                    unsafe { Bound::from_borrowed_ptr(py, p) }
-                }
-                None => {
-                    let Ok(int) = id.into_pyobject(py);
-                    int.into_any()
+                    None => {
+                        let Ok(int) = id.into_pyobject(py);
+                        int.into_any().into_ptr()
+                    }
                 }
             }),
         )
@@ -188,6 +203,7 @@ impl PyEncoder {
         }
         let mut parts: Vec<Option<Vec<Rank>>> = vec![None; work.len()];
         let out = PyList::new(py, (0..texts.len()).map(|_| py.None()))?;
+        let mut hidden = super::BatchLists::with_capacity(py, texts.len());
         let (tx, rx) = std::sync::mpsc::channel::<(usize, crate::error::Result<Vec<Rank>>)>();
         let rx = Mutex::new(rx);
         let mut failed: Option<PyErr> = None;
@@ -230,10 +246,11 @@ impl PyEncoder {
                 for part in &mut parts[first + 1..last] {
                     ids.extend_from_slice(&part.take().unwrap_or_default());
                 }
-                out.set_item(i, self.id_list(py, &ids)?)?;
+                out.set_item(i, hidden.hide(self.id_list(py, &ids)?))?;
             }
             Ok(())
         })?;
+        drop(hidden); // the lists tracked again
         match failed {
             Some(e) => Err(e),
             None => Ok(out),
@@ -241,11 +258,11 @@ impl PyEncoder {
     }
 
     fn id_lists<'py>(&self, py: Python<'py>, lists: &[Vec<Rank>]) -> PyResult<Bound<'py, PyList>> {
-        let lists = lists
-            .iter()
-            .map(|ids| self.id_list(py, ids))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        let mut out = super::BatchLists::with_capacity(py, lists.len());
+        for ids in lists {
+            out.push(self.id_list(py, ids)?);
+        }
+        out.finish()
     }
 }
 
@@ -334,8 +351,8 @@ impl PyEncoder {
         }
         if text.len() > round_bytes(par) {
             // Large texts go in rounds, with Ctrl-C looked at between them.
-            let ids = self.encode_rounds(py, &text, &allowed, par)?;
-            return self.id_list(py, &ids);
+            let parts = self.encode_rounds(py, &text, &allowed, par)?;
+            return self.parts_list(py, &parts);
         }
         let ids = py
             .detach(|| {
@@ -837,26 +854,35 @@ struct FileOptions<'a> {
 }
 
 impl PyEncoder {
-    /// `encode` of one large text, in rounds cut at independent cuts.
+    /// `encode` of one large text, in rounds cut at independent cuts: the ids of each round
+    /// (the list is made from them, with no copy of all the ids in one buffer between).
     fn encode_rounds(
         &self,
         py: Python<'_>,
         text: &str,
         allowed: &[Rank],
         par: Parallel,
-    ) -> PyResult<Vec<Rank>> {
+    ) -> PyResult<Vec<Vec<Rank>>> {
         let rounds = py.detach(|| self.inner.chunks(text, round_bytes(par)));
-        let mut ids = Vec::with_capacity(text.len() / 4);
+        let mut parts = Vec::new();
         for round in rounds {
             let part = py
                 .detach(|| self.inner.encode_texts(&[round], allowed, par))
                 .map_err(to_py)?;
-            for p in part {
-                ids.extend_from_slice(&p);
-            }
+            parts.extend(part);
             py.check_signals()?;
         }
-        Ok(ids)
+        Ok(parts)
+    }
+
+    /// The list of the ids of `encode_rounds`.
+    fn parts_list<'py>(
+        &self,
+        py: Python<'py>,
+        parts: &[Vec<Rank>],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let len = parts.iter().map(Vec::len).sum();
+        self.id_list_of(py, len, parts.iter().flatten().copied())
     }
 
     /// `encode_batch` of a large batch, in rounds.
@@ -870,8 +896,8 @@ impl PyEncoder {
         let mut lists = Vec::with_capacity(texts.len());
         for (first, end) in batch_rounds(texts, round_bytes(par)) {
             if end - first == 1 && texts[first].len() > round_bytes(par) {
-                let ids = self.encode_rounds(py, &texts[first], allowed, par)?;
-                lists.push(self.id_list(py, &ids)?.into_any());
+                let parts = self.encode_rounds(py, &texts[first], allowed, par)?;
+                lists.push(self.parts_list(py, &parts)?.into_any());
                 continue;
             }
             let round = &texts[first..end];

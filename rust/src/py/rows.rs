@@ -142,10 +142,11 @@ fn padded_rows<'py>(
     let (zero, one) = (small(0), small(1));
     let type_ints: Vec<Bound<'py, PyAny>> = items.iter().map(|(_, t)| small(*t)).collect();
 
-    let mut all_ids = Vec::with_capacity(n);
-    let mut all_types = Vec::with_capacity(if types { n } else { 0 });
-    let mut all_mask = Vec::with_capacity(if mask { n } else { 0 });
-    let mut all_special = Vec::with_capacity(if special { n } else { 0 });
+    // Each out of the collector's sight until all are made (`BatchLists`).
+    let mut all_ids = super::BatchLists::with_capacity(py, n);
+    let mut all_types = super::BatchLists::with_capacity(py, if types { n } else { 0 });
+    let mut all_mask = super::BatchLists::with_capacity(py, if mask { n } else { 0 });
+    let mut all_special = super::BatchLists::with_capacity(py, if special { n } else { 0 });
     let mut row: Vec<Bound<'py, PyAny>> = Vec::new();
     let mut row_types: Vec<Bound<'py, PyAny>> = Vec::new();
     let mut row_special: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -214,7 +215,7 @@ fn padded_rows<'py>(
             all_special.push(PyList::new(py, row_special.drain(..))?);
         }
     }
-    let list = |rows: Vec<Bound<'py, PyList>>| PyList::new(py, rows);
+    let list = |rows: super::BatchLists<'py>| rows.finish();
     Ok((
         list(all_ids)?,
         if types { Some(list(all_types)?) } else { None },

@@ -224,7 +224,7 @@ impl PySentencePiece {
         sample: Option<(f64, i64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
         let groups = self.encode_groups(py, &texts, num_threads, sample)?;
-        let mut lists = Vec::with_capacity(texts.len());
+        let mut lists = super::BatchLists::with_capacity(py, texts.len());
         for (ids, ends) in &groups {
             let mut start = 0;
             for &end in ends {
@@ -232,7 +232,7 @@ impl PySentencePiece {
                 start = end as usize;
             }
         }
-        PyList::new(py, lists)
+        lists.finish()
     }
 
     /// `encode_batch` as flat arrays: (every id, `width` bytes each, little-endian, in a

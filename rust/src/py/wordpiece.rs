@@ -308,15 +308,12 @@ impl PyWordPiece {
             .detach(|| self.inner.encode_batch_flat(refs, threads))
             .map_err(to_py)?;
         let mut start = 0;
-        let lists = ends
-            .iter()
-            .map(|&end| {
-                let one = &ids[start..end];
-                start = end;
-                self.id_list(py, one)
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        let mut lists = super::BatchLists::with_capacity(py, ends.len());
+        for &end in &ends {
+            lists.push(self.id_list(py, &ids[start..end])?);
+            start = end;
+        }
+        lists.finish()
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
@@ -336,6 +333,7 @@ impl PyWordPiece {
         let chunks = crate::wordpiece::model::batch_chunks(refs);
         let pool = crate::threads::pool(threads).map_err(to_py)?;
         let out = PyList::new(py, (0..refs.len()).map(|_| py.None()))?;
+        let mut hidden = super::BatchLists::with_capacity(py, refs.len());
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<Rank>, Vec<usize>)>();
         let rx = Mutex::new(rx);
         std::thread::scope(|scope| -> PyResult<()> {
@@ -359,12 +357,13 @@ impl PyWordPiece {
                 for (k, &end) in ends.iter().enumerate() {
                     let one = &ids[start..end];
                     start = end;
-                    let list = self.id_list(py, one)?;
+                    let list = hidden.hide(self.id_list(py, one)?);
                     out.set_item(chunks[c].start + k, list)?;
                 }
             }
             Ok(())
         })?;
+        drop(hidden); // the lists tracked again
         Ok(out)
     }
 }

@@ -1,0 +1,102 @@
+"""Batch calls make their lists out of the cyclic collector's sight (py/mod.rs, `BatchLists`)
+and must give every one back to it: a list the collector does not track is never freed when a
+user puts it in a cycle. Every batch shape that returns lists, on one and two threads, with a
+collection forced while the lists are being made."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from importlib.resources import files
+from typing import Any
+
+import pytest
+
+import bytepair
+
+
+def _texts() -> list[str]:
+    text = (files("bytepair") / "data" / "tinyshakespeare.txt").read_text(encoding="utf-8")[:200_000]
+    lines = [line for line in text.splitlines() if line]
+    return lines + ["", "x", "日本語のテキスト 12345"]
+
+
+def _all_lists(value: Any) -> Iterator[list[Any]]:
+    if isinstance(value, list):
+        yield value
+        for item in value:
+            yield from _all_lists(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _all_lists(item)
+    elif hasattr(value, "keys"):  # a BatchEncoding-like mapping
+        for key in value.keys():
+            yield from _all_lists(value[key])
+
+
+def _check(result: Any, expect: int) -> None:
+    lists = list(_all_lists(result))
+    assert len(lists) >= expect
+    untracked = [k for k, one in enumerate(lists) if not gc.is_tracked(one)]
+    assert untracked == [], f"{len(untracked)} of {len(lists)} lists not tracked"
+    # A cycle through one of them is collected.
+    inner = lists[-1]
+    inner.append(inner)
+    del inner
+    gc.collect()
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return _texts()
+
+
+@pytest.fixture(autouse=True)
+def _collect_often() -> Iterator[None]:
+    # Collections during the batch: the lists already made are then in the older generations.
+    old = gc.get_threshold()
+    gc.set_threshold(10, 2, 2)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_byte_level_bpe(texts: list[str], threads: int) -> None:
+    enc = bytepair.get_encoding("cl100k_base")
+    result = enc.encode_batch(texts, num_threads=threads)
+    assert result == [enc.encode(t) for t in texts]
+    _check(result, len(texts))
+
+
+def test_byte_level_bpe_in_rounds() -> None:
+    # Over a round (8 MiB a thread): the batch is made in rounds, one large text on its own.
+    enc = bytepair.get_encoding("cl100k_base")
+    big = "To be, or not to be: that is the question. " * 220_000
+    batch = ["first", big, "last"] + ["a line of text"] * 1000
+    result = enc.encode_batch(batch, num_threads=1)
+    assert [len(r) for r in result] == [len(enc.encode(t)) for t in batch]
+    _check(result, len(batch))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_wordpiece(texts: list[str], threads: int) -> None:
+    tok = bytepair.train_wordpiece_from_iterator(texts, vocab_size=400)
+    result = tok.encode_batch(texts, num_threads=threads)
+    assert result == [tok.encode(t) for t in texts]
+    _check(result, len(texts))
+
+
+def test_sentencepiece(texts: list[str]) -> None:
+    tok = bytepair.train_unigram_from_iterator(texts, vocab_size=400)
+    for threads in (1, 2):
+        result = tok.encode_batch(texts, num_threads=threads)
+        assert result == [tok.encode(t) for t in texts]
+        _check(result, len(texts))
+
+
+def test_model_inputs(texts: list[str]) -> None:
+    enc = bytepair.get_encoding("cl100k_base").with_special_tokens(roles={"pad": "<|endoftext|>"})
+    result = enc(texts[:300], padding=True, return_attention_mask=True)
+    _check(dict(result), 600)
