@@ -39,6 +39,15 @@ pub struct SpmBpe {
     pieces: FxHashMap<Box<[u8]>, Rank>,
     /// unknown, control and byte pieces (looked up first, as sentencepiece's PieceToId)
     reserved: FxHashMap<Box<[u8]>, Rank>,
+    /// (left id, right id) -> the piece their texts make, for every piece of `pieces` and each
+    /// cut of it between characters whose two halves are pieces too: a merge is then looked up
+    /// by two ids instead of by hashing and comparing the joined text (see `add_pair`); None
+    /// for a vocabulary too large to pack (then the text is looked up)
+    pairs: Option<PairTable>,
+    /// the piece of each ASCII character (`NO_PIECE` where it is none)
+    ascii: Box<[Rank; 128]>,
+    /// some text is both a reserved piece and one of `pieces` (the reserved one wins, `id_of`)
+    shadowed: bool,
     scores: Vec<f32>,
     kinds: Vec<Kind>,
     unk: Rank,
@@ -56,7 +65,13 @@ thread_local! {
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
     /// The words of the text being encoded (`WordCache::hash_words`), kept for the next call.
     static SPANS: std::cell::Cell<Vec<(usize, usize, u64)>> = const { std::cell::Cell::new(Vec::new()) };
+    /// `encode_text`'s symbols and queue, kept for the next word (each word's own were a
+    /// tenth of a first pass in malloc and free).
+    static SCRATCH: std::cell::Cell<(Vec<Sym>, Vec<Pair>)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
+
+/// A symbol whose text is not a piece of `pieces` (an unknown character).
+const NO_PIECE: Rank = Rank::MAX;
 
 const SPACE: &[u8] = "\u{2581}".as_bytes();
 
@@ -66,6 +81,8 @@ struct Sym {
     len: usize,
     prev: usize,
     next: usize,
+    /// the piece its text is (`NO_PIECE` if none)
+    id: Rank,
     freeze: bool,
 }
 
@@ -77,6 +94,7 @@ struct Pair {
     left: usize,
     right: usize,
     size: usize,
+    id: Rank,
 }
 
 impl Eq for Pair {}
@@ -97,10 +115,80 @@ impl PartialOrd for Pair {
     }
 }
 
+/// `SpmBpe::pairs`: each entry one word, `left << 42 | right << 21 | piece`, in open addressing
+/// with linear probing at most 4/5 full. For 32 k pieces (54 k entries) that is 512 KiB, which
+/// a core's L2 cache holds, where a hash map of (u64, u32) took twice that plus its control
+/// bytes, two cache lines a probe: the probe was a quarter of a first pass.
+#[derive(Clone, Debug)]
+struct PairTable {
+    slots: Box<[u64]>,
+    shift: u32,
+}
+
+const ID_BITS: u32 = 21;
+const ID_MASK: u64 = (1 << ID_BITS) - 1;
+const EMPTY: u64 = u64::MAX;
+
+impl PairTable {
+    /// None when an id does not fit `ID_BITS` (all ones is kept for `EMPTY`).
+    fn new(entries: &[(Rank, Rank, Rank)]) -> Option<PairTable> {
+        if entries
+            .iter()
+            .any(|&(a, b, p)| u64::from(a.max(b).max(p)) >= ID_MASK)
+        {
+            return None;
+        }
+        let bits = (entries.len() * 5 / 4 + 1)
+            .next_power_of_two()
+            .trailing_zeros()
+            .max(4);
+        let mut table = PairTable {
+            slots: vec![EMPTY; 1 << bits].into_boxed_slice(),
+            shift: 64 - bits,
+        };
+        let mask = table.slots.len() - 1;
+        for &(a, b, p) in entries {
+            let key = Self::key(a, b);
+            let mut i = table.slot(key);
+            while table.slots[i] != EMPTY && table.slots[i] >> ID_BITS != key {
+                i = (i + 1) & mask;
+            }
+            table.slots[i] = key << ID_BITS | u64::from(p);
+        }
+        Some(table)
+    }
+
+    fn key(a: Rank, b: Rank) -> u64 {
+        u64::from(a) << ID_BITS | u64::from(b)
+    }
+
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn get(&self, a: Rank, b: Rank) -> Option<Rank> {
+        let key = Self::key(a, b);
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            let e = self.slots[i];
+            if e == EMPTY {
+                return None;
+            }
+            if e >> ID_BITS == key {
+                return Some((e & ID_MASK) as Rank);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
 impl SpmBpe {
     /// `pieces`: (text, score, kind) by id; `unk`: the id of the unknown piece.
     pub fn new(pieces: &[(&str, f32, Kind)], unk: Rank) -> SpmBpe {
-        let mut map = FxHashMap::with_capacity_and_hasher(pieces.len(), Default::default());
+        let mut map: FxHashMap<Box<[u8]>, Rank> =
+            FxHashMap::with_capacity_and_hasher(pieces.len(), Default::default());
         let mut reserved = FxHashMap::default();
         for (i, &(p, _, k)) in pieces.iter().enumerate() {
             let m = if k == Kind::Reserved {
@@ -127,9 +215,29 @@ impl SpmBpe {
                 .get(1..)
                 .is_none_or(|rest| !rest.windows(3).any(|w| w == SPACE)),
         });
+        let mut pairs = Vec::new();
+        for (text, &id) in &map {
+            let cuts = (1..text.len()).filter(|&k| (text[k] & 0xC0) != 0x80);
+            for k in cuts {
+                if let (Some(&a), Some(&b)) = (map.get(&text[..k]), map.get(&text[k..])) {
+                    pairs.push((a, b, id));
+                }
+            }
+        }
+        let pairs = PairTable::new(&pairs);
+        let mut ascii = Box::new([NO_PIECE; 128]);
+        for (c, slot) in ascii.iter_mut().enumerate() {
+            if let Some(&id) = map.get(&[c as u8][..]) {
+                *slot = id;
+            }
+        }
+        let shadowed = reserved.keys().any(|k| map.contains_key(k));
         SpmBpe {
             by_words,
             id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            pairs,
+            ascii,
+            shadowed,
             pieces: map,
             reserved,
             scores: pieces.iter().map(|p| p.1).collect(),
@@ -220,12 +328,21 @@ impl SpmBpe {
         if s.is_empty() {
             return;
         }
-        let mut syms: Vec<Sym> = Vec::new();
+        let (mut syms, heap) = SCRATCH.take();
+        syms.clear();
         let mut at = 0;
         while at < s.len() {
             let (len, freeze) = match self.user.longest(&s[at..]) {
                 Some(n) => (n, true),
                 None => (char_len(s[at]).min(s.len() - at), false),
+            };
+            let id = match s[at] {
+                c if c < 0x80 && len == 1 => self.ascii[c as usize],
+                _ => self
+                    .pieces
+                    .get(&s[at..at + len])
+                    .copied()
+                    .unwrap_or(NO_PIECE),
             };
             let i = syms.len();
             syms.push(Sym {
@@ -233,11 +350,13 @@ impl SpmBpe {
                 len,
                 prev: if i == 0 { END } else { i - 1 },
                 next: if at + len == s.len() { END } else { i + 1 },
+                id,
                 freeze,
             });
             at += len;
         }
-        let mut heap = BinaryHeap::new();
+        let mut heap = BinaryHeap::from(heap);
+        heap.clear();
         // unused pieces, and the length of the left half they were last made of
         let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
         for i in 1..syms.len() {
@@ -254,6 +373,7 @@ impl SpmBpe {
                 }
             }
             syms[l].len += syms[r].len;
+            syms[l].id = top.id;
             syms[l].next = syms[r].next;
             if syms[r].next != END {
                 let n = syms[r].next;
@@ -266,9 +386,15 @@ impl SpmBpe {
         let mut i = 0;
         while i != END {
             let sym = syms[i];
-            self.resegment(s, sym.start, sym.len, &rev, out);
+            if sym.id != NO_PIECE && !self.shadowed && self.kinds[sym.id as usize] != Kind::Unused {
+                // a piece as it is (most symbols): `resegment` would find the same id
+                out.push((sym.start + sym.len, sym.id));
+            } else {
+                self.resegment(s, sym.start, sym.len, &rev, out);
+            }
             i = sym.next;
         }
+        SCRATCH.set((syms, heap.into_vec()));
     }
 
     /// Queues the merge of symbols `l` and `r` if it makes a piece.
@@ -286,7 +412,11 @@ impl SpmBpe {
         }
         let (a, b) = (syms[l], syms[r]);
         let piece = &s[a.start..a.start + a.len + b.len];
-        let Some(&id) = self.pieces.get(piece) else {
+        let found = match &self.pairs {
+            Some(pairs) if a.id != NO_PIECE && b.id != NO_PIECE => pairs.get(a.id, b.id),
+            _ => self.pieces.get(piece).copied(),
+        };
+        let Some(id) = found else {
             return;
         };
         heap.push(Pair {
@@ -294,6 +424,7 @@ impl SpmBpe {
             left: l,
             right: r,
             size: piece.len(),
+            id,
         });
         if self.kinds[id as usize] == Kind::Unused {
             rev.insert(piece, a.len);
@@ -397,5 +528,81 @@ mod tests {
         let mut inner = pieces.to_vec();
         inner.push(("a\u{2581}b", -0.5, Kind::Normal));
         assert!(!SpmBpe::new(&inner, 0).by_words);
+    }
+
+    #[test]
+    fn pair_table_finds_what_a_map_finds() {
+        let mut rng = Rng::new(5);
+        for n in [0usize, 1, 7, 100, 3000] {
+            let mut entries = Vec::new();
+            let mut map = FxHashMap::default();
+            while entries.len() < n {
+                let (a, b) = (
+                    (rng.next_u64() % 5000) as Rank,
+                    (rng.next_u64() % 5000) as Rank,
+                );
+                let p = (rng.next_u64() % (ID_MASK - 1)) as Rank;
+                if map.insert((a, b), p).is_none() {
+                    entries.push((a, b, p));
+                }
+            }
+            let table = PairTable::new(&entries).expect("ids fit");
+            for a in 0..120 {
+                for b in 0..120 {
+                    assert_eq!(table.get(a, b), map.get(&(a, b)).copied(), "{n} ({a}, {b})");
+                }
+            }
+            for &(a, b, p) in &entries {
+                assert_eq!(table.get(a, b), Some(p));
+            }
+        }
+        // an id that does not fit the packing: no table (the text is looked up instead)
+        assert!(PairTable::new(&[(1, 2, ID_MASK as Rank)]).is_none());
+        assert!(PairTable::new(&[(1, 2, ID_MASK as Rank - 1)]).is_some());
+    }
+
+    #[test]
+    fn pieces_by_ids_are_the_pieces_by_text() {
+        // Characters, their pairs and longer pieces (some unused, one user-defined, a `▁` inside
+        // one so that texts encode whole), random scores; each text encoded with the pair table
+        // and with the text lookups it replaces.
+        let mut rng = Rng::new(11);
+        let alphabet = ["a", "b", "c", "\u{e9}", "\u{2581}", "\u{65e5}"];
+        let mut texts: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
+        for _ in 0..60 {
+            let len = 2 + (rng.next_u64() % 4) as usize;
+            let t: String = (0..len)
+                .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize])
+                .collect();
+            if !texts.contains(&t) {
+                texts.push(t);
+            }
+        }
+        let mut pieces = vec![("<unk>", 0.0, Kind::Reserved)];
+        for (i, t) in texts.iter().enumerate() {
+            let kind = match i % 17 {
+                16 => Kind::Unused,
+                13 if t.len() > 3 => Kind::UserDefined,
+                _ => Kind::Normal,
+            };
+            pieces.push((t.as_str(), -((rng.next_u64() % 50) as f32) / 7.0, kind));
+        }
+        let with = SpmBpe::new(&pieces, 0);
+        assert!(with.pairs.is_some());
+        let mut without = with.clone();
+        without.pairs = None;
+        for _ in 0..500 {
+            let len = (rng.next_u64() % 24) as usize;
+            let text: String = (0..len)
+                .map(|_| match rng.next_u64() % 9 {
+                    0 => "x", // no piece
+                    k => alphabet[(k % alphabet.len() as u64) as usize],
+                })
+                .collect();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            with.encode_text(text.as_bytes(), &mut a, None);
+            without.encode_text(text.as_bytes(), &mut b, None);
+            assert_eq!(a, b, "{text:?}");
+        }
     }
 }
