@@ -168,7 +168,7 @@ impl PyEncoder {
                             p = self.make_int(py, id);
                         }
                         // SAFETY: `p` is a live int this encoder holds a reference to; the list
-                        // takes a new one (an inlined increment but under the limited API).
+                        // takes a new one (inlined, but for the limited API's call).
                         unsafe { pyo3::ffi::Py_INCREF(p) };
                         p
                     }
