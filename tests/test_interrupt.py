@@ -51,10 +51,15 @@ def test_ctrl_c_stops_encoding_before_the_ids_are_built(call: str) -> None:
     # The handler records the Python memory traced since the call began: after a completed
     # call it would include the list of ~50 million ids (400 MB of pointers); interrupted
     # between rounds, no list has been made.
+    # The signal comes a tenth of a count of the first text in (what its encoding costs without
+    # the list): a fixed 0.3 s came after the first text's list was made on a fast machine.
     proc = run_child(PRELUDE + f"""
     arg = [text, text] if "{call}" == "encode_batch" else text
+    c0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    t.count(text)
+    full = resource.getrusage(resource.RUSAGE_SELF).ru_utime - c0
     tracemalloc.start()
-    threading.Thread(target=fire).start()
+    threading.Thread(target=fire, args=(full / 10,)).start()
     try:
         t.{call}(arg)
         print("RETURNED")
