@@ -808,7 +808,7 @@ mod tests {
     #[test]
     fn whitespace_runs_walked_in_blocks_end_where_bytes_say() {
         // Long and short runs of every ASCII whitespace byte, with \x0b (not whitespace here)
-        // and letters between, walked from every start both ways, bounds included.
+        // and letters between, walked both ways between random bounds.
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             seed ^= seed << 13;
