@@ -809,13 +809,8 @@ mod tests {
     fn whitespace_runs_walked_in_blocks_end_where_bytes_say() {
         // Long and short runs of every ASCII whitespace byte, with \x0b (not whitespace here)
         // and letters between, walked both ways between random bounds.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::unigram::sample::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         let units = [b' ', b'\n', b'\t', b'\r', 0x0c, 0x0b, b'a'];
         for _ in 0..200 {
             let mut text = Vec::new();

@@ -328,8 +328,9 @@ impl SpmBpe {
         if s.is_empty() {
             return;
         }
-        let (mut syms, heap) = SCRATCH.take();
+        let (mut syms, mut heap) = SCRATCH.take();
         syms.clear();
+        heap.clear();
         let mut at = 0;
         while at < s.len() {
             let (len, freeze) = match self.user.longest(&s[at..]) {
@@ -355,9 +356,8 @@ impl SpmBpe {
             });
             at += len;
         }
-        let mut heap = BinaryHeap::from(heap);
-        heap.clear();
-        // unused pieces, and the length of the left half they were last made of
+        let mut heap = BinaryHeap::from(heap); // empty: no work to order it
+                                               // unused pieces, and the length of the left half they were last made of
         let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
         for i in 1..syms.len() {
             self.add_pair(s, &mut heap, &mut rev, &syms, i - 1, i);

@@ -215,13 +215,16 @@ fn padded_rows<'py>(
             all_special.push(PyList::new(py, row_special.drain(..))?);
         }
     }
-    let list = |rows: super::BatchLists<'py>| rows.finish();
     Ok((
-        list(all_ids)?,
-        if types { Some(list(all_types)?) } else { None },
-        if mask { Some(list(all_mask)?) } else { None },
+        all_ids.finish()?,
+        if types {
+            Some(all_types.finish()?)
+        } else {
+            None
+        },
+        if mask { Some(all_mask.finish()?) } else { None },
         if special {
-            Some(list(all_special)?)
+            Some(all_special.finish()?)
         } else {
             None
         },
