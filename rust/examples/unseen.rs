@@ -39,6 +39,10 @@ fn main() {
         vec![],
     )
     .unwrap();
+    // `SEGMENTS=0`: the segment cache off, so that a repeated pass encodes its pieces again.
+    if std::env::var_os("SEGMENTS").is_some_and(|v| v == "0") {
+        enc.set_segment_cache(0);
+    }
     let repeats: usize = args.get(5).map_or(1, |r| r.parse().unwrap());
     let mut out = Vec::new();
     // The split alone (no lookups): what the pre-tokenizer costs of the warm path.
@@ -66,7 +70,17 @@ fn main() {
     let passes = [("first", &a), ("unseen", &b)]
         .into_iter()
         .chain(std::iter::repeat_n(("repeated", &b), repeats));
+    // `PERF_CTL=FIFO`: `perf record -D -1 --control=fifo:FIFO` records the unseen pass alone.
+    let ctl = std::env::var_os("PERF_CTL");
+    let perf = |cmd: &str| {
+        if let Some(p) = &ctl {
+            std::fs::write(p, cmd).unwrap();
+        }
+    };
     for (name, text) in passes {
+        if name == "unseen" {
+            perf("enable\n");
+        }
         let t = cpu_seconds();
         let mut n = 0;
         for d in documents(text) {
@@ -75,6 +89,9 @@ fn main() {
             n += out.len();
         }
         let s = cpu_seconds() - t;
+        if name == "unseen" {
+            perf("disable\n");
+        }
         eprintln!(
             "{name:>8}: {n} tokens, {:.1} MB/s",
             text.len() as f64 / s / 1e6

@@ -52,7 +52,7 @@
 //! figures, and what was dropped); throughput against peers in bench/README.md.
 
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -69,6 +69,7 @@ pub use cache::PieceCache;
 
 // Long pieces of monotone models in linear time.
 mod long;
+mod pieces;
 // The piece cache, shared by threads.
 mod cache;
 // The piece cache's inline tables for pieces of up to 32 bytes.
@@ -1241,6 +1242,18 @@ impl Bpe {
         self.encode_piece_slow(piece, cache, out)
     }
 
+    /// Asks for the token slot and the piece cache's bucket of a piece of 1 to 16 bytes hashed to
+    /// `h` (as `ahead` does).
+    #[inline(always)]
+    pub(crate) fn prefetch_short(&self, n: usize, h: u64, cache: &PieceCache) {
+        if n <= 8 {
+            self.table.prefetch(h);
+        } else {
+            self.table16.prefetch(h);
+        }
+        cache.prefetch_short(h);
+    }
+
     /// The queue entry of the piece `text[at..at + n]`: its words and hash are computed, and
     /// the table slots it will be looked up in are asked for ahead of the lookup (`prefetch`).
     #[inline(always)]
@@ -1638,6 +1651,16 @@ pub struct Encoder {
     cache: PieceCache,
     /// Whole texts seen before and their ids, shared by all threads.
     segments: segments::SegmentCache,
+    /// Which of a thread's piece tables (`pieces`) is this encoder's: unique to it, and
+    /// changed when its caches are emptied.
+    id: AtomicU64,
+}
+
+/// The next `Encoder::id`.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> AtomicU64 {
+    AtomicU64::new(NEXT_ID.fetch_add(1, Ordering::Relaxed))
 }
 
 impl Encoder {
@@ -1679,6 +1702,7 @@ impl Encoder {
             matchers: Mutex::default(),
             cache: PieceCache::default(),
             segments: segments::SegmentCache::default(),
+            id: next_id(),
         })
     }
 
@@ -1701,6 +1725,9 @@ impl Encoder {
     pub fn clear_cache(&self) {
         self.cache.clear();
         self.segments.clear();
+        // The threads' piece tables of the old id are no longer found (and are dropped as
+        // other encoders' tables come in).
+        self.id.store(next_id().into_inner(), Ordering::Relaxed);
     }
 
     /// Sets the segment cache's budget in bytes (0 turns it off) and empties it.
@@ -1845,6 +1872,11 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
+        if matcher.is_none() && text.len() <= u32::MAX as usize {
+            if let Some(r) = pieces::with_local(|local| self.encode_pieces(text, local, out)) {
+                return r;
+            }
+        }
         self.walk_encoding(
             text,
             matcher,
@@ -1853,6 +1885,114 @@ impl Encoder {
             |_| ControlFlow::<()>::Continue(()),
         )
         .map(drop)
+    }
+
+    /// Encodes `text` (no special tokens, under 4 GiB) into `out` a block of pieces at a time,
+    /// through this thread's piece table (`pieces`).
+    fn encode_pieces(
+        &self,
+        text: &str,
+        local: &mut pieces::Local,
+        out: &mut Vec<Rank>,
+    ) -> Result<()> {
+        let pieces::Local { tables, cuts } = local;
+        let table = pieces::table(tables, self.id.load(Ordering::Relaxed));
+        let bytes = text.as_bytes();
+        let mut n = 0usize;
+        let _ = self.pretok.try_for_each_piece_bytes::<()>(
+            text,
+            #[inline(always)]
+            |p| {
+                let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
+                let len = p.len();
+                let cut = if len.wrapping_sub(1) < pieces::MAX_LEN {
+                    let (lo, hi) = words_at(bytes, at, len);
+                    let hash = hash_words(lo, hi, len);
+                    table.prefetch(hash);
+                    pieces::Cut {
+                        key: pieces::key(lo, hi, len),
+                        hash,
+                        at: at as u32,
+                        n: len as u32,
+                    }
+                } else {
+                    pieces::Cut {
+                        key: pieces::NO_KEY,
+                        hash: 0,
+                        at: at as u32,
+                        n: len as u32,
+                    }
+                };
+                // SAFETY: `n < BLOCK`, and `cuts` holds more.
+                unsafe { *cuts.get_unchecked_mut(n) = cut };
+                n += 1;
+                if n == pieces::BLOCK {
+                    self.lookup_block(table, cuts, n, bytes, out);
+                    n = 0;
+                }
+                ControlFlow::Continue(())
+            },
+        )?;
+        self.lookup_block(table, cuts, n, bytes, out);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn lookup_block(
+        &self,
+        table: &mut pieces::Table,
+        cuts: &[pieces::Cut],
+        n: usize,
+        text: &[u8],
+        out: &mut Vec<Rank>,
+    ) {
+        pieces::lookup_block(
+            table,
+            cuts,
+            n,
+            out,
+            |c| self.piece_peek(c, text),
+            |t, c, out| self.piece_slow(t, c, text, out),
+        );
+    }
+
+    /// Asks for the lines the token table and the piece cache will be read at for a piece
+    /// that is not in its home slot of the piece table (see `Bpe::ahead`).
+    #[inline(always)]
+    fn piece_peek(&self, c: &pieces::Cut, text: &[u8]) {
+        if c.key != pieces::NO_KEY {
+            self.bpe.prefetch_short(c.n as usize, c.hash, &self.cache);
+        } else {
+            let _ = self
+                .bpe
+                .ahead(text, c.at as usize, c.n as usize, Some(&self.cache));
+        }
+    }
+
+    /// A piece `pieces::lookup_block` did not find in its home slot: found elsewhere in the
+    /// table, or encoded and put there (pieces of 16 bytes or more are not kept there).
+    #[inline(never)]
+    fn piece_slow(
+        &self,
+        table: &mut pieces::Table,
+        c: &pieces::Cut,
+        text: &[u8],
+        out: &mut Vec<Rank>,
+    ) {
+        let (at, n) = (c.at as usize, c.n as usize);
+        let cache = Some(&self.cache);
+        if c.key == pieces::NO_KEY {
+            let a = self.bpe.ahead(text, at, n, cache);
+            return self.bpe.encode_ahead(text, a, cache, out);
+        }
+        if let Err(free) = table.find(c.key, c.hash, out) {
+            let start = out.len();
+            let (lo, hi) = c.words();
+            let h = c.hash;
+            self.bpe
+                .encode_ahead(text, Ahead { at, n, lo, hi, h }, cache, out);
+            table.insert(c.key, c.hash, free, &out[start..]);
+        }
     }
 
     /// Encodes `text` into `out` through the queue (`Queue`: each piece's table slots are
@@ -2333,6 +2473,58 @@ mod tests {
                     .count_texts(&[&text], &[300, 301], Some(10), par)
                     .unwrap()[0];
                 assert_eq!(limited, 11);
+            }
+        }
+    }
+
+    /// The per-thread piece tables give the ids of the queued path, whatever they hold: tables
+    /// that grow and are emptied (small in tests), pieces of many ids (spilled), pieces too long
+    /// for a key, three encoders taking turns on one thread (two tables kept), emptied caches.
+    #[test]
+    fn piece_tables_give_the_ids_of_the_queue() {
+        let mut rng = crate::unigram::sample::Rng::new(7);
+        let mut below = move |n: u64| rng.next_u64() % n;
+        let mut encoders = Vec::new();
+        for _ in 0..3 {
+            let mut v = byte_vocab();
+            let mut seen = std::collections::HashSet::new();
+            while v.len() < 256 + 60 {
+                let len = 2 + below(6) as usize;
+                let w: Vec<u8> = (0..len).map(|_| b"abc"[below(3) as usize]).collect();
+                if seen.insert(w.clone()) {
+                    v.push((v.len() as Rank, w));
+                }
+            }
+            let bpe = Bpe::from_ranks(v).unwrap();
+            let pretok = Pretokenizer::new(Some(crate::text::pretok::GPT4)).unwrap();
+            encoders.push(Encoder::new(bpe, pretok, vec![]).unwrap());
+        }
+        for round in 0..40 {
+            let mut text = String::new();
+            for _ in 0..below(400) {
+                let long = below(8) == 0;
+                let len = 1 + below(if long { 40 } else { 9 }) as usize;
+                text.extend((0..len).map(|_| ['a', 'b', 'c', 'x'][below(4) as usize]));
+                text.push([' ', '.', '\n', ' '][below(4) as usize]);
+            }
+            for (k, enc) in encoders.iter().enumerate() {
+                if (round + k) % 13 == 0 {
+                    enc.clear_cache();
+                }
+                let mut queued = Vec::new();
+                let _ = enc
+                    .walk_encoding(
+                        &text,
+                        None,
+                        &mut queued,
+                        |_| ControlFlow::<()>::Continue(()),
+                    )
+                    .unwrap();
+                for _ in 0..2 {
+                    let mut ids = Vec::new();
+                    enc.encode_chunk(&text, None, &mut ids).unwrap();
+                    assert_eq!(ids, queued, "round {round}, encoder {k}");
+                }
             }
         }
     }
