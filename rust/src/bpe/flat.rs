@@ -125,7 +125,7 @@ impl Parts {
     }
 
     /// `write` into memory that may be uninitialized; on success every byte of `out` is written.
-    fn write_uninit(
+    pub fn write_uninit(
         &self,
         width: Width,
         out: &mut [MaybeUninit<u8>],

@@ -767,13 +767,12 @@ fn rounds_bytes<'py>(
 ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
     let w = width.bytes();
     let n = rounds.iter().map(|p| p.total() * w).sum();
-    // No other code holds the new bytearray while it is written.
-    let ids = PyByteArray::new_with(py, n, |dst| {
+    let ids = super::bytearray_with(py, n, |dst| {
         py.detach(|| {
             let mut rest = dst;
             for parts in rounds {
                 let (mine, tail) = std::mem::take(&mut rest).split_at_mut(parts.total() * w);
-                parts.write(width, mine, threads)?;
+                parts.write_uninit(width, mine, threads)?;
                 rest = tail;
             }
             Ok::<_, Error>(())

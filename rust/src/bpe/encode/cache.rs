@@ -13,6 +13,7 @@
 //!
 //! Why shared and of fixed size, and the sizes tried: `bpe/NOTES.md` (fourth round).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use super::inline::{Medium, Short};
@@ -181,7 +182,15 @@ pub struct PieceCache {
     short: Short,
     medium: Medium,
     stripes: Box<[Mutex<Stripe>]>,
+    /// One bit per `LONG_FILTER_BITS`-bit hash, set when a piece goes into the stripes and
+    /// never cleared: a clear bit says a piece is not there without taking a lock. Most
+    /// lookups there are of new pieces, just before they are merged (a twentieth of an
+    /// unseen pass over prose, its lock and its cold slot, went to finding nothing).
+    in_stripes: Box<[AtomicU64]>,
 }
+
+/// The stripes' filter: 2^18 bits, 32 KiB.
+const LONG_FILTER_BITS: u32 = 18;
 
 impl Default for PieceCache {
     fn default() -> Self {
@@ -189,6 +198,9 @@ impl Default for PieceCache {
             short: Short::default(),
             medium: Medium::default(),
             stripes: (0..STRIPES).map(|_| Mutex::default()).collect(),
+            in_stripes: (0..1 << (LONG_FILTER_BITS - 6))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
         }
     }
 }
@@ -255,8 +267,20 @@ impl PieceCache {
         self.medium.prefetch(h)
     }
 
+    /// The word and bit of `in_stripes` for hash `h` (its top bits: the stripe is chosen by
+    /// bits 16 and up of the low half).
+    #[inline(always)]
+    fn filter_bit(&self, h: u64) -> (&AtomicU64, u64) {
+        let i = (h >> (64 - LONG_FILTER_BITS)) as usize;
+        (&self.in_stripes[i >> 6], 1 << (i & 63))
+    }
+
     /// `get_into` in the long pieces' tables only.
     pub(super) fn get_long(&self, piece: &[u8], head: u64, h: u64, out: &mut Vec<Rank>) -> bool {
+        let (word, bit) = self.filter_bit(h);
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            return false;
+        }
         match self.stripe(h) {
             Some(mut stripe) => stripe.get_into(piece, head, h, out),
             None => false,
@@ -281,6 +305,10 @@ impl PieceCache {
             return;
         }
         if let Some(mut stripe) = self.stripe(h) {
+            // Set before the piece is there: a lookup that sees the bit and not the piece
+            // merges it, as without the filter.
+            let (word, bit) = self.filter_bit(h);
+            word.fetch_or(bit, Ordering::Relaxed);
             stripe.insert(piece, h, ids);
         }
     }
@@ -311,9 +339,17 @@ impl PieceCache {
     pub(super) fn clear(&self) {
         self.short.clear();
         self.medium.clear();
+        let mut all = true;
         for i in 0..STRIPES {
-            if let Some(mut stripe) = self.lock_stripe(i) {
-                *stripe = Stripe::default();
+            match self.lock_stripe(i) {
+                Some(mut stripe) => *stripe = Stripe::default(),
+                None => all = false,
+            }
+        }
+        // A stripe held elsewhere keeps its pieces, and then the filter its bits.
+        if all {
+            for w in self.in_stripes.iter() {
+                w.store(0, Ordering::Relaxed);
             }
         }
     }
