@@ -35,13 +35,18 @@
 //! - Long pieces of monotone models (checked once at load) hand out all pairs of the lowest
 //!   priority at once and merge them in one pass, O(n) (`long`, which proves it); other models
 //!   use nodes of u32 links and a four-ary heap of packed (priority, position), O(n log n).
-//! - The walk over a text (`walk`, `encode_chunk`): the pre-tokenizer finds piece boundaries 64
-//!   bytes at a time with bit masks (`text/pretok/masks.rs`) and hands each piece out as a
-//!   place in the text; the piece is queued (`Queue`, `Bpe::ahead`) with its token slot and
+//! - The walk over a text (`encode_pieces`): the pre-tokenizer finds piece boundaries 64 bytes
+//!   at a time with bit masks (`text/pretok/masks.rs`) and hands each piece out as a place in
+//!   the text; a block of pieces is cut, then looked up in the thread's table of pieces seen
+//!   (`pieces.rs`). A piece not there goes through the token table, the piece cache and merges
+//!   (`piece_slow`), and into the thread's table.
+//! - Texts with special tokens to match, and counts with a limit, walk through the queue
+//!   (`walk_encoding`): each piece is queued (`Queue`, `Bpe::ahead`) with its token slot and
 //!   cache bucket prefetched, and looked up `AHEAD` pieces later, so that lookups do not wait
 //!   on memory one after the other. The common case (1 to 8 bytes, one token) is inlined into
 //!   that loop (`encode_ahead`), everything else is out of line (`encode_ahead_slow`).
-//! - A call with `POPULATE_BYTES` of text or more maps the piece cache's short table first:
+//! - A call on several threads with `POPULATE_BYTES` of text or more maps the piece cache's
+//!   short table first:
 //!   left alone, a page first read by a lookup that misses is the kernel's shared zero page,
 //!   and the insert that replaces it makes the kernel flush it from every core's TLB.
 //! - Large texts are cut into chunks only at independent cuts (`pretok::is_independent_cut`,
@@ -1245,13 +1250,15 @@ impl Bpe {
     /// Asks for the token slot and the piece cache's bucket of a piece of 1 to 16 bytes hashed to
     /// `h` (as `ahead` does).
     #[inline(always)]
-    pub(crate) fn prefetch_short(&self, n: usize, h: u64, cache: &PieceCache) {
+    pub(crate) fn prefetch_short(&self, n: usize, h: u64, cache: Option<&PieceCache>) {
         if n <= 8 {
             self.table.prefetch(h);
         } else {
             self.table16.prefetch(h);
         }
-        cache.prefetch_short(h);
+        if let Some(cache) = cache {
+            cache.prefetch_short(h);
+        }
     }
 
     /// The queue entry of the piece `text[at..at + n]`: its words and hash are computed, and
@@ -1946,22 +1953,28 @@ impl Encoder {
         text: &[u8],
         out: &mut Vec<Rank>,
     ) {
+        // The shared piece cache serves a piece one thread merged to the others: on a thread
+        // of a pool (a call on several threads). A call on one thread has every short piece it
+        // merged in its own table already, and a lookup and an insert there cost a new piece
+        // two more cold lines (a first pass over prose: 195 against 260 MB/s). Longer pieces
+        // have no entries in the threads' tables: the shared cache keeps them.
+        let shared = rayon::current_thread_index().map(|_| &self.cache);
         pieces::lookup_block(
             table,
             cuts,
             n,
             out,
-            |c| self.piece_peek(c, text),
-            |t, c, out| self.piece_slow(t, c, text, out),
+            |c| self.piece_peek(c, text, shared),
+            |t, c, out| self.piece_slow(t, c, text, shared, out),
         );
     }
 
     /// Asks for the lines the token table and the piece cache will be read at for a piece
     /// that is not in its home slot of the piece table (see `Bpe::ahead`).
     #[inline(always)]
-    fn piece_peek(&self, c: &pieces::Cut, text: &[u8]) {
+    fn piece_peek(&self, c: &pieces::Cut, text: &[u8], shared: Option<&PieceCache>) {
         if c.key != pieces::NO_KEY {
-            self.bpe.prefetch_short(c.n as usize, c.hash, &self.cache);
+            self.bpe.prefetch_short(c.n as usize, c.hash, shared);
         } else {
             let _ = self
                 .bpe
@@ -1977,11 +1990,13 @@ impl Encoder {
         table: &mut pieces::Table,
         c: &pieces::Cut,
         text: &[u8],
+        shared: Option<&PieceCache>,
         out: &mut Vec<Rank>,
     ) {
         let (at, n) = (c.at as usize, c.n as usize);
-        let cache = Some(&self.cache);
         if c.key == pieces::NO_KEY {
+            // Not kept in the thread's table: the shared piece cache keeps it.
+            let cache = Some(&self.cache);
             let a = self.bpe.ahead(text, at, n, cache);
             return self.bpe.encode_ahead(text, a, cache, out);
         }
@@ -1990,7 +2005,7 @@ impl Encoder {
             let (lo, hi) = c.words();
             let h = c.hash;
             self.bpe
-                .encode_ahead(text, Ahead { at, n, lo, hi, h }, cache, out);
+                .encode_ahead(text, Ahead { at, n, lo, hi, h }, shared, out);
             table.insert(c.key, c.hash, free, &out[start..]);
         }
     }
@@ -2093,7 +2108,7 @@ impl Encoder {
     /// encodes or counts many texts starts here.
     pub(crate) fn work<'t>(&self, texts: &[&'t str], par: Parallel) -> Vec<(usize, &'t str)> {
         let total: usize = texts.iter().map(|t| t.len()).sum();
-        if total >= POPULATE_BYTES {
+        if total >= POPULATE_BYTES && par.threads > 1 {
             self.cache.populate();
         }
         let size = match par.chunk_bytes {

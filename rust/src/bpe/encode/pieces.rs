@@ -18,8 +18,9 @@
 //! (sixteenth round).
 //!
 //! Memory: a table starts at 2^16 entries (2 MiB) and doubles while three quarters full, up to
-//! 2^18 (8 MiB); full at that size, or with more than `SPILL_MAX` spilled ids (4 MiB), it is
-//! emptied. A thread keeps the tables of its last `KEPT` (2) encoders: at most 24 MiB.
+//! 2^19 (16 MiB, 393 k pieces); full at that size, or with more than `SPILL_MAX` spilled ids
+//! (4 MiB), it is emptied. A thread keeps the tables of its last `KEPT` (2) encoders: at most
+//! 40 MiB.
 
 use std::cell::RefCell;
 
@@ -39,7 +40,7 @@ const INLINE: usize = 3;
 #[cfg(not(test))]
 const MIN_BITS: u32 = 16;
 #[cfg(not(test))]
-const MAX_BITS: u32 = 18;
+const MAX_BITS: u32 = 19;
 /// Spilled ids at which a table is emptied (4 MiB).
 #[cfg(not(test))]
 const SPILL_MAX: usize = 1 << 20;
