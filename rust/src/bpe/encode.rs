@@ -35,16 +35,16 @@
 //! - Long pieces of monotone models (checked once at load) hand out all pairs of the lowest
 //!   priority at once and merge them in one pass, O(n) (`long`, which proves it); other models
 //!   use nodes of u32 links and a four-ary heap of packed (priority, position), O(n log n).
-//! - The walk over a text (`encode_pieces`): the pre-tokenizer finds piece boundaries 64 bytes
+//! - The walk over a text (`walk_pieces`): the pre-tokenizer finds piece boundaries 64 bytes
 //!   at a time with bit masks (`text/pretok/masks.rs`) and hands each piece out as a place in
 //!   the text; a block of pieces is cut, then looked up in the thread's table of pieces seen
 //!   (`pieces.rs`). A piece not there goes through the token table, the piece cache and merges
 //!   (`piece_slow`), and into the thread's table.
-//! - Texts with special tokens to match, and counts with a limit, walk through the queue
-//!   (`walk_encoding`): each piece is queued (`Queue`, `Bpe::ahead`) with its token slot and
-//!   cache bucket prefetched, and looked up `AHEAD` pieces later, so that lookups do not wait
-//!   on memory one after the other. The common case (1 to 8 bytes, one token) is inlined into
-//!   that loop (`encode_ahead`), everything else is out of line (`encode_ahead_slow`).
+//! - Texts of 4 GiB or more walk through the queue (`walk_encoding`): each piece is queued
+//!   (`Queue`, `Bpe::ahead`) with its token slot and cache bucket prefetched, and looked up
+//!   `AHEAD` pieces later, so that lookups do not wait on memory one after the other. The
+//!   common case (1 to 8 bytes, one token) is inlined into that loop (`encode_ahead`),
+//!   everything else is out of line (`encode_ahead_slow`); `piece_slow` uses both.
 //! - A call on several threads with `POPULATE_BYTES` of text or more maps the piece cache's
 //!   short table first:
 //!   left alone, a page first read by a lookup that misses is the kernel's shared zero page,
@@ -1879,10 +1879,9 @@ impl Encoder {
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
     ) -> Result<()> {
-        if matcher.is_none() && text.len() <= u32::MAX as usize {
-            if let Some(r) = pieces::with_local(|local| self.encode_pieces(text, local, out)) {
-                return r;
-            }
+        let go_on = |_: &mut Vec<Rank>| ControlFlow::<()>::Continue(());
+        if let Some(r) = self.walk_pieces(text, matcher, out, go_on) {
+            return r.map(drop);
         }
         self.walk_encoding(
             text,
@@ -1894,19 +1893,53 @@ impl Encoder {
         .map(drop)
     }
 
-    /// Encodes `text` (no special tokens, under 4 GiB) into `out` a block of pieces at a time,
-    /// through this thread's piece table (`pieces`).
-    fn encode_pieces(
+    /// Encodes `text` (under 4 GiB) into `out` a block of pieces at a time, through this
+    /// thread's piece table (`pieces`), calling `after` with `out` after each block and each
+    /// special token `matcher` finds; a break stops the walk. `None` where this thread's table
+    /// is in use further up its stack (then `walk_encoding` does it).
+    fn walk_pieces<B>(
+        &self,
+        text: &str,
+        matcher: Option<&Matcher>,
+        out: &mut Vec<Rank>,
+        mut after: impl FnMut(&mut Vec<Rank>) -> ControlFlow<B>,
+    ) -> Option<Result<ControlFlow<B>>> {
+        if text.len() > u32::MAX as usize {
+            return None;
+        }
+        pieces::with_local(|local| {
+            let Some(m) = matcher else {
+                return self.pieces_in(text, local, out, &mut after);
+            };
+            let mut start = 0;
+            for hit in m.automaton.find_iter(text) {
+                let flow = self.pieces_in(&text[start..hit.start()], local, out, &mut after)?;
+                if flow.is_break() {
+                    return Ok(flow);
+                }
+                out.push(m.ids[hit.pattern().as_usize()]);
+                if let ControlFlow::Break(b) = after(out) {
+                    return Ok(ControlFlow::Break(b));
+                }
+                start = hit.end();
+            }
+            self.pieces_in(&text[start..], local, out, &mut after)
+        })
+    }
+
+    /// `walk_pieces` of a text with no special tokens.
+    fn pieces_in<B>(
         &self,
         text: &str,
         local: &mut pieces::Local,
         out: &mut Vec<Rank>,
-    ) -> Result<()> {
+        after: &mut impl FnMut(&mut Vec<Rank>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
         let pieces::Local { tables, cuts } = local;
         let table = pieces::table(tables, self.id.load(Ordering::Relaxed));
         let bytes = text.as_bytes();
         let mut n = 0usize;
-        let _ = self.pretok.try_for_each_piece_bytes::<()>(
+        let flow = self.pretok.try_for_each_piece_bytes::<B>(
             text,
             #[inline(always)]
             |p| {
@@ -1936,12 +1969,16 @@ impl Encoder {
                 if n == pieces::BLOCK {
                     self.lookup_block(table, cuts, n, bytes, out);
                     n = 0;
+                    return after(out);
                 }
                 ControlFlow::Continue(())
             },
         )?;
+        if flow.is_break() {
+            return Ok(flow);
+        }
         self.lookup_block(table, cuts, n, bytes, out);
-        Ok(())
+        Ok(after(out))
     }
 
     #[inline(always)]
@@ -2062,7 +2099,7 @@ impl Encoder {
         let mut ids: Vec<Rank> = Vec::with_capacity(2 * COUNT_FLUSH);
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
-        self.walk_encoding(text, matcher, &mut ids, |ids| {
+        let mut step = |ids: &mut Vec<Rank>| {
             if ids.len() >= COUNT_FLUSH {
                 local += ids.len();
                 ids.clear();
@@ -2080,8 +2117,13 @@ impl Encoder {
                 }
             }
             ControlFlow::Continue(())
-        })
-        .map(drop)?;
+        };
+        match self.walk_pieces(text, matcher, &mut ids, &mut step) {
+            Some(r) => r.map(drop)?,
+            None => self
+                .walk_encoding(text, matcher, &mut ids, &mut step)
+                .map(drop)?,
+        }
         total.fetch_add(local + ids.len(), Ordering::Relaxed);
         Ok(())
     }
@@ -2512,7 +2554,8 @@ mod tests {
             }
             let bpe = Bpe::from_ranks(v).unwrap();
             let pretok = Pretokenizer::new(Some(crate::text::pretok::GPT4)).unwrap();
-            encoders.push(Encoder::new(bpe, pretok, vec![]).unwrap());
+            let specials = vec![("<s>".to_string(), 400), ("x.c".to_string(), 401)];
+            encoders.push(Encoder::new(bpe, pretok, specials).unwrap());
         }
         for round in 0..40 {
             let mut text = String::new();
@@ -2521,6 +2564,9 @@ mod tests {
                 let len = 1 + below(if long { 40 } else { 9 }) as usize;
                 text.extend((0..len).map(|_| ['a', 'b', 'c', 'x'][below(4) as usize]));
                 text.push([' ', '.', '\n', ' '][below(4) as usize]);
+                if below(30) == 0 {
+                    text.push_str("<s>");
+                }
             }
             for (k, enc) in encoders.iter().enumerate() {
                 if (round + k) % 13 == 0 {
@@ -2540,6 +2586,29 @@ mod tests {
                     enc.encode_chunk(&text, None, &mut ids).unwrap();
                     assert_eq!(ids, queued, "round {round}, encoder {k}");
                 }
+                // With special tokens to match, and counted (with and without a limit).
+                let m = enc.matcher(&[400, 401]).unwrap();
+                let mut queued = Vec::new();
+                let go_on = |_: &mut Vec<Rank>| ControlFlow::<()>::Continue(());
+                let _ = enc
+                    .walk_encoding(&text, m.as_deref(), &mut queued, go_on)
+                    .unwrap();
+                let mut ids = Vec::new();
+                enc.encode_chunk(&text, m.as_deref(), &mut ids).unwrap();
+                assert_eq!(ids, queued, "round {round}, encoder {k}, specials");
+                let count = |limit| {
+                    let total = AtomicUsize::new(0);
+                    enc.count_chunk(&text, m.as_deref(), &total, limit).unwrap();
+                    total.into_inner()
+                };
+                assert_eq!(count(None), queued.len());
+                let limit = below(queued.len() as u64 + 2) as usize;
+                let limited = count(Some(limit));
+                assert!(
+                    limited.min(limit + 1) == queued.len().min(limit + 1),
+                    "limit {limit}: counted {limited} of {}",
+                    queued.len()
+                );
             }
         }
     }
