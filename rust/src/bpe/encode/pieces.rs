@@ -19,8 +19,8 @@
 //!
 //! Memory: a table starts at 2^16 entries (2 MiB) and doubles while three quarters full, up to
 //! 2^19 (16 MiB, 393 k pieces); full at that size, or with more than `SPILL_MAX` spilled ids
-//! (4 MiB), it is emptied. A thread keeps the tables of its last `KEPT` (2) encoders: at most
-//! 40 MiB.
+//! (4 MiB), it is emptied. A thread keeps the tables of its last `KEPT` (4) encoders; a table
+//! is as large as the pieces its encoder met on the thread need (2 MiB for up to 49 k pieces).
 
 use std::cell::RefCell;
 
@@ -51,7 +51,11 @@ const MIN_BITS: u32 = 3;
 const MAX_BITS: u32 = 6;
 #[cfg(test)]
 const SPILL_MAX: usize = 40;
-/// Encoders whose tables a thread keeps.
+/// Encoders whose tables a thread keeps: a program that encodes with a few models in turn
+/// (a chat server's tokenizers) keeps each one's pieces.
+#[cfg(not(test))]
+const KEPT: usize = 4;
+#[cfg(test)]
 const KEPT: usize = 2;
 
 /// The key of no entry: an empty slot's key is 0, a piece's last byte is its length (1 to 15).
