@@ -166,6 +166,25 @@ def test_bad_ids_in_constructor() -> None:
         Tokenizer(BYTES, [], special_tokens={"<s>": 97})
 
 
+def test_batches_name_the_first_disallowed_special(tok: Tokenizer) -> None:
+    """The batch calls check every text in one call: the first text holding a disallowed special
+    token is reported, with the token it holds; a text that is not UTF-8 (a lone surrogate)
+    is checked as a single call would check it; allowed or ordinary batches encode."""
+    texts = ["plain", "still plain", "has <s><s> here <|endoftext|>", "<|endoftext|> later"]
+    for call in (tok.encode_batch, tok.encode_batch_numpy):
+        with pytest.raises(DisallowedSpecialTokenError) as err:
+            call(texts)
+        assert err.value.token == "<s><s>"
+        with pytest.raises(DisallowedSpecialTokenError) as err:
+            call(["lone \ud800 surrogate", "x <|endoftext|>"])
+        assert err.value.token == "<|endoftext|>"
+        with pytest.raises(DisallowedSpecialTokenError) as err:
+            call(texts, allowed_special={"<s><s>", "<s>"})
+        assert err.value.token == "<|endoftext|>"
+    assert tok.encode_batch(texts, disallowed_special=()) == [tok.encode_ordinary(t) for t in texts]
+    assert tok.encode_batch(texts[:2]) == [tok.encode_ordinary(t) for t in texts[:2]]
+
+
 def test_disallowed_error_carries_the_token(tok: Tokenizer) -> None:
     with pytest.raises(DisallowedSpecialTokenError) as err:
         tok.encode("x<s><s>y")

@@ -10,7 +10,7 @@ import functools
 import os
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, AbstractSet, Any, Literal
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NoReturn
 
 from bytepair import _core, _normalize
 from bytepair._api import Encoded, ModelInputs
@@ -38,6 +38,15 @@ ROLES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 def reserved_name(i: int) -> str:
     """The text of reserved slot ``i``: ``<|reserved_i|>``."""
     return f"<|reserved_{i}|>"
+
+
+def _disallowed_error(found: str) -> NoReturn:
+    raise DisallowedSpecialTokenError(
+        f"the text contains the special token {found!r}, which is not allowed. "
+        f"To encode it as the special token, pass allowed_special={{{found!r}}} (or \"all\"); "
+        f"to encode it as ordinary text, pass disallowed_special=() or use encode_ordinary().",
+        token=found,
+    )
 
 
 def _repair_surrogates(text: str) -> str:
@@ -918,12 +927,14 @@ class Tokenizer(ModelInputs, Inspect):
             allowed += [self._special_tokens[t] for t in self._nonspecial]
         return allowed
 
-    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
+    def _disallowed(self, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> frozenset[str]:
         allowed = self._special_set if allowed_special == "all" else allowed_special
         if disallowed_special == "all":
-            disallowed = self._special_set - allowed - self._nonspecial
-        else:
-            disallowed = frozenset(disallowed_special) - self._nonspecial
+            return frozenset(self._special_set - allowed - self._nonspecial)
+        return frozenset(disallowed_special) - self._nonspecial
+
+    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
+        disallowed = self._disallowed(allowed_special, disallowed_special)
         if not disallowed:
             return
         if disallowed <= self._special_set:
@@ -937,12 +948,7 @@ class Tokenizer(ModelInputs, Inspect):
             m = _special_regex(disallowed).search(text)
             found = None if m is None else m.group()
         if found is not None:
-            raise DisallowedSpecialTokenError(
-                f"the text contains the special token {found!r}, which is not allowed. "
-                f"To encode it as the special token, pass allowed_special={{{found!r}}} (or \"all\"); "
-                f"to encode it as ordinary text, pass disallowed_special=() or use encode_ordinary().",
-                token=found,
-            )
+            _disallowed_error(found)
 
     def _norm(self, text: str) -> str:
         """Normalizes text outside special tokens (no-op without a normalization)."""
@@ -1087,6 +1093,21 @@ class Tokenizer(ModelInputs, Inspect):
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{what}() texts[{i}] is {type(t).__name__}, not str")
+        disallowed = self._disallowed(allowed_special, disallowed_special)
+        if not disallowed:
+            return texts
+        if disallowed <= self._special_set:
+            # One call for the whole batch; a text that is not UTF-8 (a lone surrogate) is
+            # checked on its own, as for a single call.
+            try:
+                hit = self._core.find_special_batch(texts, [self._special_tokens[t] for t in disallowed])
+            except UnicodeEncodeError:
+                pass
+            else:
+                if hit is not None:
+                    _disallowed_error(self._core.token_bytes(hit[2]).decode("utf-8"))
+                return texts
+        for t in texts:
             self._check_disallowed(t, allowed_special, disallowed_special)
         return texts
 
