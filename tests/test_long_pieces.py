@@ -1,5 +1,6 @@
-"""Long hostile pieces (the worst case stays linear): the linear path for monotone models gives
-tiktoken's ids on pieces far above the short-path length, for every shipped encoding."""
+"""Long hostile pieces (the worst case stays linear): the linear path for monotone models, and
+its runs for a piece of one repeated byte, give tiktoken's ids on pieces far above the
+short-path length, for every shipped encoding."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ def _hostile(kind: str, n: int) -> str:
         return " " * n
     if kind == "digits":
         return "1" * n
+    if kind == "newlines":
+        return "\n" * n
+    if kind == "equals":
+        return "=" * n
     if kind == "cjk":
         return "".join(chr(0x4E00 + (i * 7919) % 20_902) for i in range(n // 3))
     # Runs of a few letters and spaces: pieces of many different lengths, many merges of (x, x).
@@ -29,11 +34,11 @@ def _hostile(kind: str, n: int) -> str:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("kind", ["letter", "spaces", "digits", "cjk", "runs"])
+@pytest.mark.parametrize("kind", ["letter", "spaces", "newlines", "equals", "digits", "cjk", "runs"])
 def test_long_hostile_pieces_match_tiktoken(name: str, kind: str, rank_dir: pathlib.Path) -> None:
     ours = bytepair.get_encoding(name)
     theirs = _reference(name, rank_dir)
-    for n in [129, 1000, 20_011]:
+    for n in [129, 1000, 4097, 20_011]:
         text = _hostile(kind, n)
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (kind, n)
 

@@ -75,6 +75,8 @@ pub use cache::PieceCache;
 // Long pieces of monotone models in linear time.
 mod long;
 mod pieces;
+// Long pieces of one repeated byte, as runs of tokens.
+mod uniform;
 // The piece cache, shared by threads.
 mod cache;
 // The piece cache's inline tables for pieces of up to 32 bytes.
@@ -858,6 +860,8 @@ pub struct Bpe {
     /// Every merge has a higher priority than the merges that make its parts (`long`): long
     /// pieces then take the linear path instead of the heap.
     monotone: bool,
+    /// The length of the longest token: a longer piece is no token, and is not hashed to look.
+    longest: usize,
 }
 
 impl Bpe {
@@ -932,6 +936,7 @@ impl Bpe {
                 _ => head(&arena[off as usize..(off + len) as usize]),
             })
             .collect();
+        let longest = vocab.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
         Ok(Bpe {
             table,
             table16,
@@ -945,6 +950,7 @@ impl Bpe {
             pairs: PairTable::new(0),
             direct: None,
             monotone: false,
+            longest,
         })
     }
 
@@ -1397,6 +1403,10 @@ impl Bpe {
         if piece.is_empty() {
             return;
         }
+        if piece.len() >= LONG_PIECE && piece.len() > self.longest {
+            // No token, and not cached: no hash (a pass over a piece of many MB).
+            return self.encode_by_merges(piece, out);
+        }
         let head = head(piece);
         let h = hash_bytes(piece, head);
         if piece.len() > 8 {
@@ -1502,6 +1512,9 @@ impl Bpe {
     /// Any length >= 2: linear for monotone models (`long`), else the heap.
     fn encode_long(&self, piece: &[u8], out: &mut Vec<Rank>) {
         if self.monotone {
+            if uniform::is_uniform(piece) && self.encode_uniform(piece, out) {
+                return;
+            }
             self.encode_long_monotone(piece, out)
         } else {
             self.encode_long_heap(piece, out)
