@@ -1280,14 +1280,7 @@ impl Bpe {
         if n.wrapping_sub(1) < inline::Short::MAX_LEN {
             let (lo, hi) = words_at(text, at, n);
             let h = hash_words(lo, hi, n);
-            if n <= 8 {
-                self.table.prefetch(h);
-            } else {
-                self.table16.prefetch(h);
-            }
-            if let Some(c) = cache {
-                c.prefetch_short(h);
-            }
+            self.prefetch_short(n, h, cache);
             Ahead { at, n, lo, hi, h }
         } else {
             self.ahead_long(text, at, n, cache)
