@@ -116,8 +116,8 @@ impl Table {
     fn new(owner: u64, bits: u32) -> Table {
         let n = 1usize << bits;
         let layout = std::alloc::Layout::array::<Entry>(n).unwrap();
-        // Zeroed memory is an empty table: the system's fresh pages, touched as they fill
-        // (a table written out at once cost a thread's first short call a millisecond).
+        // Zeroed memory is an empty table: the system's fresh pages, touched as they fill,
+        // rather than 2 MiB written out before a thread's first (perhaps short) call.
         // SAFETY: `layout` is not empty; an all-zero `Entry` is `EMPTY`; the box owns the
         // allocation with that layout.
         let slots = unsafe {
