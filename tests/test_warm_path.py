@@ -6,6 +6,8 @@ characters next to ASCII ones; each is encoded twice, so that the second pass re
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,3 +86,34 @@ def test_files_ending_right_after_a_piece(pair: tuple[bytepair.Tokenizer, object
         for _ in range(2):
             ids, _offsets = tok.encode_files([path])
             assert ids.tolist() == want
+
+
+def test_thread_tables_with_many_tokenizers_in_turn(tmp_path: pathlib.Path) -> None:
+    """A thread keeps the piece tables of the last four tokenizers it used: six in turn on one
+    thread (three shipped encodings, each loaded twice as separate tokenizers) drop and remake
+    tables all along, and every text still gets tiktoken's ids; so does a text of more distinct
+    pieces than a table holds (it is emptied on the way), encoded twice."""
+    import random
+
+    rnd = random.Random(23)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rnd.choice(letters) for _ in range(rnd.randint(3, 9))) for _ in range(20_000)]
+    pairs = []
+    for name in NAMES:
+        path = tmp_path / name
+        bytepair.get_encoding(name).save(str(path))
+        for _ in range(2):
+            # Tokenizers of their own (not get_encoding's shared one), each with its tables.
+            pairs.append((bytepair.load(str(path)), reference(name)))
+    for _ in range(40):
+        text = " ".join(rnd.sample(words, 300)) + rnd.choice(["", ".", "\n", " 1234"])
+        for tok, ref in pairs:
+            assert tok.encode_ordinary(text) == ref.encode_ordinary(text)  # type: ignore[attr-defined]
+    many = set()
+    while len(many) < 420_000:
+        many.add("".join(rnd.choice(letters) for _ in range(rnd.randint(4, 9))))
+    text = " ".join(sorted(many))
+    tok, ref = pairs[2]
+    expected = ref.encode_ordinary(text)  # type: ignore[attr-defined]
+    assert tok.encode_ordinary(text) == expected
+    assert tok.encode_ordinary(text) == expected
