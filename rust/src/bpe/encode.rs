@@ -1672,8 +1672,8 @@ pub struct Encoder {
 /// The next `Encoder::id`.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-fn next_id() -> AtomicU64 {
-    AtomicU64::new(NEXT_ID.fetch_add(1, Ordering::Relaxed))
+fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Encoder {
@@ -1715,7 +1715,7 @@ impl Encoder {
             matchers: Mutex::default(),
             cache: PieceCache::default(),
             segments: segments::SegmentCache::default(),
-            id: next_id(),
+            id: AtomicU64::new(next_id()),
         })
     }
 
@@ -1740,7 +1740,7 @@ impl Encoder {
         self.segments.clear();
         // The threads' piece tables of the old id are no longer found (and are dropped as
         // other encoders' tables come in).
-        self.id.store(next_id().into_inner(), Ordering::Relaxed);
+        self.id.store(next_id(), Ordering::Relaxed);
     }
 
     /// Sets the segment cache's budget in bytes (0 turns it off) and empties it.
@@ -1914,77 +1914,61 @@ impl Encoder {
             return None;
         }
         pieces::with_local(|local| {
-            let Some(m) = matcher else {
-                return self.pieces_in(text, local, out, &mut after);
-            };
-            let mut start = 0;
-            for hit in m.automaton.find_iter(text) {
-                let flow = self.pieces_in(&text[start..hit.start()], local, out, &mut after)?;
-                if flow.is_break() {
-                    return Ok(flow);
-                }
-                out.push(m.ids[hit.pattern().as_usize()]);
-                if let ControlFlow::Break(b) = after(out) {
-                    return Ok(ControlFlow::Break(b));
-                }
-                start = hit.end();
+            let pieces::Local { tables, cuts } = local;
+            let table = pieces::table(tables, self.id.load(Ordering::Relaxed));
+            let bytes = text.as_bytes();
+            let mut n = 0usize;
+            let flow = self.walk(
+                text,
+                matcher,
+                #[inline(always)]
+                |item| match item {
+                    Item::Piece(p) => {
+                        // Where the piece is in `text` (`walk` hands out slices of it).
+                        let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
+                        let len = p.len();
+                        let cut = if len.wrapping_sub(1) < pieces::MAX_LEN {
+                            let (lo, hi) = words_at(bytes, at, len);
+                            let hash = hash_words(lo, hi, len);
+                            table.prefetch(hash);
+                            pieces::Cut {
+                                key: pieces::key(lo, hi, len),
+                                hash,
+                                at: at as u32,
+                                n: len as u32,
+                            }
+                        } else {
+                            pieces::Cut {
+                                key: pieces::NO_KEY,
+                                hash: 0,
+                                at: at as u32,
+                                n: len as u32,
+                            }
+                        };
+                        // SAFETY: `n < BLOCK`, and `cuts` holds more.
+                        unsafe { *cuts.get_unchecked_mut(n) = cut };
+                        n += 1;
+                        if n < pieces::BLOCK {
+                            return ControlFlow::Continue(());
+                        }
+                        self.lookup_block(table, cuts, n, bytes, out);
+                        n = 0;
+                        after(out)
+                    }
+                    Item::Special(id) => {
+                        self.lookup_block(table, cuts, n, bytes, out);
+                        n = 0;
+                        out.push(id);
+                        after(out)
+                    }
+                },
+            )?;
+            if flow.is_break() {
+                return Ok(flow);
             }
-            self.pieces_in(&text[start..], local, out, &mut after)
+            self.lookup_block(table, cuts, n, bytes, out);
+            Ok(after(out))
         })
-    }
-
-    /// `walk_pieces` of a text with no special tokens.
-    fn pieces_in<B>(
-        &self,
-        text: &str,
-        local: &mut pieces::Local,
-        out: &mut Vec<Rank>,
-        after: &mut impl FnMut(&mut Vec<Rank>) -> ControlFlow<B>,
-    ) -> Result<ControlFlow<B>> {
-        let pieces::Local { tables, cuts } = local;
-        let table = pieces::table(tables, self.id.load(Ordering::Relaxed));
-        let bytes = text.as_bytes();
-        let mut n = 0usize;
-        let flow = self.pretok.try_for_each_piece_bytes::<B>(
-            text,
-            #[inline(always)]
-            |p| {
-                let at = p.as_ptr() as usize - bytes.as_ptr() as usize;
-                let len = p.len();
-                let cut = if len.wrapping_sub(1) < pieces::MAX_LEN {
-                    let (lo, hi) = words_at(bytes, at, len);
-                    let hash = hash_words(lo, hi, len);
-                    table.prefetch(hash);
-                    pieces::Cut {
-                        key: pieces::key(lo, hi, len),
-                        hash,
-                        at: at as u32,
-                        n: len as u32,
-                    }
-                } else {
-                    pieces::Cut {
-                        key: pieces::NO_KEY,
-                        hash: 0,
-                        at: at as u32,
-                        n: len as u32,
-                    }
-                };
-                // SAFETY: `n < BLOCK`, and `cuts` holds more.
-                unsafe { *cuts.get_unchecked_mut(n) = cut };
-                n += 1;
-                if n == pieces::BLOCK {
-                    self.lookup_block(table, cuts, n, bytes, out);
-                    n = 0;
-                    return after(out);
-                }
-                ControlFlow::Continue(())
-            },
-        )?;
-        if flow.is_break() {
-            return Ok(flow);
-        }
-        self.lookup_block(table, cuts, n, bytes, out);
-        Ok(after(out))
     }
 
     #[inline(always)]

@@ -200,7 +200,7 @@ pub struct Scratch {
 /// Writes `ids` at the start of `dst` (every byte of `ids.len()` ids) and returns the rest of
 /// `dst`.
 #[inline]
-fn put<'a>(
+pub(crate) fn put<'a>(
     width: Width,
     ids: &[Rank],
     dst: &'a mut [MaybeUninit<u8>],

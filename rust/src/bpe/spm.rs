@@ -356,8 +356,9 @@ impl SpmBpe {
             });
             at += len;
         }
-        let mut heap = BinaryHeap::from(heap); // empty: no work to order it
-                                               // unused pieces, and the length of the left half they were last made of
+        // Empty: no work to order it.
+        let mut heap = BinaryHeap::from(heap);
+        // unused pieces, and the length of the left half they were last made of
         let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
         for i in 1..syms.len() {
             self.add_pair(s, &mut heap, &mut rev, &syms, i - 1, i);

@@ -9,6 +9,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 use rayon::prelude::*;
 
 use super::{parallel_batch, to_py, with_buffer, HOLD_GIL_BYTES};
+use crate::bpe::flat::{put, Width};
 use crate::error::Error;
 use crate::io::spm_model::{self as m, ModelType};
 use crate::sentencepiece::{Sampling, Scratch, SentencePiece};
@@ -263,26 +264,16 @@ impl PySentencePiece {
             }
             base += ids.len() as u64;
         }
-        // No other code holds the new bytearray while it is written.
-        let out = PyByteArray::new_with(py, total * width, |dst| {
+        let w = Width::from_bytes(width).map_err(to_py)?;
+        let out = super::bytearray_with(py, total * width, |dst| {
             py.detach(|| {
-                let mut at = 0;
+                let mut rest = dst;
                 for (ids, _) in &groups {
-                    let n = ids.len() * width;
-                    let dst = &mut dst[at..at + n];
-                    if width == 2 {
-                        for (d, &id) in dst.chunks_exact_mut(2).zip(ids) {
-                            d.copy_from_slice(&(id as u16).to_le_bytes());
-                        }
-                    } else {
-                        for (d, &id) in dst.chunks_exact_mut(4).zip(ids) {
-                            d.copy_from_slice(&id.to_le_bytes());
-                        }
-                    }
-                    at += n;
+                    rest = put(w, ids, rest)?;
                 }
-            });
-            Ok(())
+                Ok::<_, Error>(())
+            })
+            .map_err(to_py)
         })?;
         Ok((
             PyMemoryView::from(out.as_any())?,

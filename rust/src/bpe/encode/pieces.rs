@@ -254,17 +254,16 @@ pub(crate) fn lookup_block(
     mut slow: impl FnMut(&mut Table, &Cut, &mut Vec<Rank>),
 ) {
     assert!(n + AHEAD <= cuts.len());
-    let ahead = cuts;
     // Room for every piece's inline ids: each is stored before it is known to be a hit.
     out.reserve(INLINE * n);
     let (mut slots, mut shift) = table.raw();
     let (mut optr, mut olen) = (out.as_mut_ptr(), out.len());
-    for c in &ahead[..AHEAD] {
+    for c in &cuts[..AHEAD] {
         prefetch_at(slots.wrapping_add((c.hash >> shift) as usize));
     }
     for i in 0..n {
-        // SAFETY: `ahead` holds `AHEAD` entries past the block (stale ones only ask for a line).
-        let q = unsafe { ahead.get_unchecked(i + AHEAD) };
+        // SAFETY: `cuts` holds `AHEAD` entries past the block (stale ones only ask for a line).
+        let q = unsafe { cuts.get_unchecked(i + AHEAD) };
         prefetch_at(slots.wrapping_add((q.hash >> shift) as usize));
         if i + PEEK < n {
             // SAFETY: `i + PEEK < n`; `hash >> shift` is below the table's size.
