@@ -19,54 +19,193 @@
 //! `MIN_BYTES..=MAX_BYTES` are never kept: shorter ones encode about as fast as they hash,
 //! longer ones are cut into chunks first.
 
+use std::alloc::Layout;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 
+use crate::bpe::encode::{advise_huge_any, HUGE_PAGE};
 use crate::Rank;
 
 /// Texts shorter than this are not kept.
 pub(crate) const MIN_BYTES: usize = 64;
 /// Texts longer than this are not kept (a chunk of a large text is 128 KiB or more).
 pub(crate) const MAX_BYTES: usize = 64 << 10;
-/// Bytes an entry counts for besides its text and ids (its boxes and its map slot).
+/// Bytes an entry counts for besides its text and ids (its map slot, at the map's lowest fill).
 const ENTRY_OVERHEAD: usize = 64;
 const STRIPES: usize = 16;
 /// The default budget, in bytes; `BYTEPAIR_SEGMENT_CACHE_MB` sets another (0: off).
 pub(crate) const DEFAULT_BUDGET: usize = 64 << 20;
+/// A generation's first block, in words: a cache that keeps a few texts holds a few pages.
+const FIRST_WORDS: usize = 32 << 10;
 
-#[derive(Debug)]
-struct Entry {
-    text: Box<[u8]>,
-    ids: Box<[Rank]>,
+/// Where an entry lies in its generation's block: its text (padded to whole words; empty for
+/// `insert_spelled`), then its ids.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: usize,
+    text: usize,
+    ids: usize,
 }
 
-impl Entry {
+impl Slot {
+    fn words(&self) -> usize {
+        self.text.div_ceil(4) + self.ids
+    }
+
     fn cost(&self) -> usize {
-        self.text.len() + 4 * self.ids.len() + ENTRY_OVERHEAD
+        4 * self.words() + ENTRY_OVERHEAD
+    }
+}
+
+/// A generation's entries, one after another in one block of words. Entries are never freed one
+/// by one: a retired generation's block is emptied and filled again, so a cache that has filled
+/// its budget writes into memory it already has. A block of `HUGE_PAGE` bytes or more is
+/// allocated aligned to it and asked for in transparent huge pages: while the cache grows, what
+/// keeping a text cost was mostly the kernel's work of mapping fresh 4 KiB pages (a tenth of an
+/// unseen pass, measured in `bench/README.md`), and one huge page maps 512 of them.
+#[derive(Debug)]
+struct Block {
+    words: NonNull<Rank>,
+    cap: usize,
+    len: usize,
+}
+
+// SAFETY: a `Block` owns its allocation, as a `Box<[Rank]>` would.
+unsafe impl Send for Block {}
+
+impl Default for Block {
+    fn default() -> Self {
+        Block {
+            words: NonNull::dangling(),
+            cap: 0,
+            len: 0,
+        }
+    }
+}
+
+impl Block {
+    fn layout(cap: usize) -> Layout {
+        let bytes = cap * std::mem::size_of::<Rank>();
+        let align = if bytes >= HUGE_PAGE { HUGE_PAGE } else { 64 };
+        Layout::from_size_align(bytes, align).expect("a block's size fits its budget")
+    }
+
+    /// An empty block of `cap` words (`cap` > 0), holding `keep`'s words first.
+    fn with_capacity(cap: usize, keep: &Block) -> Block {
+        let layout = Block::layout(cap);
+        // SAFETY: `layout` has a nonzero size.
+        let memory = unsafe { std::alloc::alloc(layout) };
+        let Some(words) = NonNull::new(memory as *mut Rank) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        if layout.align() == HUGE_PAGE {
+            advise_huge_any(memory, layout.size());
+        }
+        // SAFETY: `keep.len` initialized words into a new allocation of `cap` >= `keep.len`.
+        unsafe { std::ptr::copy_nonoverlapping(keep.words.as_ptr(), words.as_ptr(), keep.len) };
+        Block {
+            words,
+            cap,
+            len: keep.len,
+        }
+    }
+
+    fn words(&self, from: usize, n: usize) -> &[Rank] {
+        assert!(from + n <= self.len);
+        // SAFETY: the first `len` words are initialized.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().add(from), n) }
+    }
+
+    fn text(&self, slot: Slot) -> &[u8] {
+        let words = self.words(slot.start, slot.text.div_ceil(4));
+        // SAFETY: the bytes of initialized words; `text` bytes of them are the text.
+        unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, slot.text) }
+    }
+
+    fn ids(&self, slot: Slot) -> &[Rank] {
+        self.words(slot.start + slot.text.div_ceil(4), slot.ids)
+    }
+
+    /// Appends `text` and `ids`, growing the block to `most` words when they would not fit (the
+    /// caller keeps a generation within `most`).
+    fn push(&mut self, text: &[u8], ids: &[Rank], most: usize) -> Slot {
+        let slot = Slot {
+            start: self.len,
+            text: text.len(),
+            ids: ids.len(),
+        };
+        let need = self.len + slot.words();
+        if need > self.cap {
+            // A first block of a few pages, then the whole generation's share at once.
+            let cap = if self.cap == 0 {
+                FIRST_WORDS.min(most)
+            } else {
+                most
+            }
+            .max(need);
+            *self = Block::with_capacity(cap, self);
+        }
+        // SAFETY: `need` <= `cap` words; the text's last word is padded with zeros.
+        unsafe {
+            let at = self.words.as_ptr().add(self.len);
+            let padded = slot.text.div_ceil(4);
+            if padded > 0 {
+                at.add(padded - 1).write(0);
+            }
+            std::ptr::copy_nonoverlapping(text.as_ptr(), at as *mut u8, text.len());
+            std::ptr::copy_nonoverlapping(ids.as_ptr(), at.add(padded), ids.len());
+        }
+        self.len = need;
+        slot
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.cap > 0 {
+            // SAFETY: allocated by `with_capacity` with this layout.
+            unsafe { std::alloc::dealloc(self.words.as_ptr() as *mut u8, Block::layout(self.cap)) }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Generation {
+    map: FxHashMap<u64, Slot>,
+    block: Block,
+    /// What the generation holds, in `Slot::cost` bytes.
+    bytes: usize,
+}
+
+impl Generation {
+    fn clear(&mut self) {
+        self.map.clear();
+        self.block.len = 0;
+        self.bytes = 0;
     }
 }
 
 #[derive(Debug, Default)]
 struct Stripe {
-    current: FxHashMap<u64, Entry>,
-    older: FxHashMap<u64, Entry>,
-    /// What `current` holds, in `Entry::cost` bytes.
-    bytes: usize,
+    current: Generation,
+    older: Generation,
 }
 
 impl Stripe {
-    /// Puts `entry` into the current generation, first retiring it when `entry` would take it
-    /// over `half` bytes.
-    fn admit(&mut self, h: u64, entry: Entry, half: usize) {
-        let cost = entry.cost();
-        if self.bytes + cost > half {
-            self.older = std::mem::take(&mut self.current);
-            self.bytes = 0;
+    /// Puts `text` and `ids` into the current generation, first retiring it (its block kept
+    /// for the next) when they would take it over `half` bytes.
+    fn admit(&mut self, h: u64, text: &[u8], ids: &[Rank], half: usize) {
+        let cost = 4 * (text.len().div_ceil(4) + ids.len()) + ENTRY_OVERHEAD;
+        if self.current.bytes + cost > half {
+            std::mem::swap(&mut self.current, &mut self.older);
+            self.current.clear();
         }
-        self.bytes += cost;
-        self.current.insert(h, entry);
+        let slot = self.current.block.push(text, ids, half / 4);
+        self.current.bytes += slot.cost();
+        self.current.map.insert(h, slot);
     }
 }
 
@@ -131,7 +270,7 @@ impl SegmentCache {
     /// Appends the ids of `text` (hashed to `h`) to `out` if it is kept. A stripe another
     /// thread holds counts as a miss: waiting would cost more than encoding.
     pub(crate) fn get_into(&self, text: &[u8], h: u64, out: &mut Vec<Rank>) -> bool {
-        self.get_checked(h, out, |e| *e.text == *text)
+        self.get_checked(h, out, text, |b, slot| b.text(slot) == text)
     }
 
     /// `get_into` for a cache filled by `insert_spelled`: an entry is `text`'s when `spells`
@@ -142,36 +281,45 @@ impl SegmentCache {
         out: &mut Vec<Rank>,
         spells: impl FnOnce(&[Rank]) -> bool,
     ) -> bool {
-        self.get_checked(h, out, |e| spells(&e.ids))
+        self.get_checked(h, out, &[], |b, slot| spells(b.ids(slot)))
     }
 
-    fn get_checked(&self, h: u64, out: &mut Vec<Rank>, is_it: impl FnOnce(&Entry) -> bool) -> bool {
+    /// A hit in the older generation is kept again in the current one, with `text` (what the
+    /// entry held: the query's text, or nothing for `get_spelled`).
+    fn get_checked(
+        &self,
+        h: u64,
+        out: &mut Vec<Rank>,
+        text: &[u8],
+        is_it: impl FnOnce(&Block, Slot) -> bool,
+    ) -> bool {
         let Ok(mut s) = self.stripe(h).try_lock() else {
             return false;
         };
-        if let Some(e) = s.current.get(&h) {
-            if is_it(e) {
-                out.extend_from_slice(&e.ids);
+        if let Some(&slot) = s.current.map.get(&h) {
+            if is_it(&s.current.block, slot) {
+                out.extend_from_slice(s.current.block.ids(slot));
                 return true;
             }
             return false;
         }
-        let Some(e) = s.older.remove(&h) else {
+        let Some(slot) = s.older.map.remove(&h) else {
             return false;
         };
-        if !is_it(&e) {
+        if !is_it(&s.older.block, slot) {
             return false;
         }
-        out.extend_from_slice(&e.ids);
+        let start = out.len();
+        out.extend_from_slice(s.older.block.ids(slot));
         let half = self.budget.load(Ordering::Relaxed) / STRIPES / 2;
-        s.admit(h, e, half);
+        s.admit(h, text, &out[start..], half);
         true
     }
 
     /// Keeps `text` (hashed to `h`) with its `ids`, unless its hash is taken or it is larger
     /// than a generation.
     pub(crate) fn insert(&self, text: &[u8], h: u64, ids: &[Rank]) {
-        self.admit(h, text.into(), ids)
+        self.admit(h, text, ids)
     }
 
     /// Keeps the `ids` of a text hashed to `h` without the text: for a model whose ids spell
@@ -179,25 +327,22 @@ impl SegmentCache {
     /// ids themselves tell whether an entry is a text's. Half the bytes of `insert` on prose:
     /// on text never seen again, what keeping it costs is mostly fresh memory written.
     pub(crate) fn insert_spelled(&self, h: u64, ids: &[Rank]) {
-        self.admit(h, Box::default(), ids)
+        self.admit(h, &[], ids)
     }
 
-    fn admit(&self, h: u64, text: Box<[u8]>, ids: &[Rank]) {
+    fn admit(&self, h: u64, text: &[u8], ids: &[Rank]) {
         let half = self.budget.load(Ordering::Relaxed) / STRIPES / 2;
-        let entry = Entry {
-            text,
-            ids: ids.into(),
-        };
-        if entry.cost() > half {
+        let cost = 4 * (text.len().div_ceil(4) + ids.len()) + ENTRY_OVERHEAD;
+        if cost > half {
             return;
         }
         let Ok(mut s) = self.stripe(h).try_lock() else {
             return;
         };
-        if s.current.contains_key(&h) || s.older.contains_key(&h) {
+        if s.current.map.contains_key(&h) || s.older.map.contains_key(&h) {
             return;
         }
-        s.admit(h, entry, half);
+        s.admit(h, text, ids, half);
     }
 
     /// Sets the budget in bytes (0 turns the cache off) and empties the cache.
@@ -217,7 +362,7 @@ impl SegmentCache {
         }
     }
 
-    /// Bytes held (`Entry::cost`), for tests.
+    /// Bytes held (`Slot::cost` of the entries that can still be found), for tests.
     #[cfg(test)]
     fn held(&self) -> usize {
         self.stripes
@@ -225,9 +370,10 @@ impl SegmentCache {
             .map(|s| {
                 let s = s.lock().unwrap();
                 s.current
+                    .map
                     .values()
-                    .chain(s.older.values())
-                    .map(Entry::cost)
+                    .chain(s.older.map.values())
+                    .map(Slot::cost)
                     .sum::<usize>()
             })
             .sum()
@@ -297,6 +443,52 @@ mod tests {
         let mut out = Vec::new();
         assert!(c.get_into(&last, hash_text(&last), &mut out));
         assert_eq!(out, [9_999; 50]);
+    }
+
+    /// Texts of every length mod 4 (their last word padded) and ids come back whole after
+    /// generations retire and blocks grow and are reused; a hit in the older generation moves
+    /// to the current one and survives the next retirement; the blocks' memory stays within
+    /// the budget.
+    #[test]
+    fn blocks_keep_texts_and_ids_through_retirements() {
+        let c = SegmentCache::default();
+        let budget = 1 << 20;
+        c.set_budget(budget);
+        let ids_of =
+            |i: usize| -> Vec<Rank> { (0..i % 300).map(|k| (k * 7 + i) as Rank).collect() };
+        let keep = text(0, 1001);
+        let keep_h = hash_text(&keep);
+        c.insert(&keep, keep_h, &ids_of(1001));
+        for i in 1..20_000 {
+            let t = text(i, 64 + i % 97);
+            c.insert(&t, hash_text(&t), &ids_of(i));
+            if i % 500 == 0 {
+                // Found (in whichever generation), whole: moved forward, so never dropped.
+                let mut out = Vec::new();
+                assert!(
+                    c.get_into(&keep, keep_h, &mut out),
+                    "kept text lost after {i}"
+                );
+                assert_eq!(out, ids_of(1001));
+            }
+            let blocks: usize = c
+                .stripes
+                .iter()
+                .map(|s| {
+                    let s = s.lock().unwrap();
+                    4 * (s.current.block.cap + s.older.block.cap)
+                })
+                .sum();
+            assert!(blocks <= budget, "{blocks} > {budget} after {i}");
+        }
+        for i in 19_900..20_000 {
+            let t = text(i, 64 + i % 97);
+            let mut out = vec![1];
+            assert!(c.get_into(&t, hash_text(&t), &mut out), "{i}");
+            assert_eq!(out[1..], ids_of(i));
+            // A text one byte shorter (a padded last word) is another text.
+            assert!(!c.get_into(&t[..t.len() - 1], hash_text(&t), &mut out));
+        }
     }
 
     #[test]

@@ -382,11 +382,19 @@ pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
 
 /// `advise_huge_pages` for `len` bytes at `memory`.
 pub(crate) fn advise_huge(memory: *const u8, len: usize) {
-    const HUGE: usize = 2 << 20;
-    let addr = memory as usize;
-    if len < 2 * HUGE {
+    if len < 2 * HUGE_PAGE {
         return;
     }
+    advise_huge_any(memory, len)
+}
+
+/// The size of a transparent huge page (x86-64 and most arm64 kernels).
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
+
+/// `advise_huge` whatever the size: for a buffer allocated aligned to `HUGE_PAGE` (the segment
+/// cache's blocks), whose whole huge pages are all it holds.
+pub(crate) fn advise_huge_any(memory: *const u8, len: usize) {
+    let addr = memory as usize;
     #[cfg(target_os = "linux")]
     {
         extern "C" {
@@ -396,6 +404,9 @@ pub(crate) fn advise_huge(memory: *const u8, len: usize) {
         const PAGE: usize = 4096;
         let start = (addr + PAGE - 1) & !(PAGE - 1);
         let end = (addr + len) & !(PAGE - 1);
+        if end <= start {
+            return;
+        }
         // SAFETY: the pages lie inside the allocation at `memory`, and MADV_HUGEPAGE changes how
         // the kernel backs them, never what they hold; an error (no THP) is ignored.
         unsafe {
