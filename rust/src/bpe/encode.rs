@@ -73,6 +73,7 @@ pub use crate::Rank;
 pub use cache::PieceCache;
 
 // Long pieces of monotone models in linear time.
+mod atoms;
 mod long;
 mod pieces;
 // Long pieces of one repeated byte, as runs of tokens.
@@ -678,6 +679,8 @@ impl PairTable {
 /// their first byte was, linked to their neighbours, so a merge moves nothing.
 struct Short<const N: usize> {
     n: usize,
+    /// Tokens: `n`, less the bytes of atoms after their first.
+    live: usize,
     tok: [Rank; N],
     /// key[i]: the merge of the token at i with the next one, or-ed with i (see `Merge`).
     key: [Merge; N],
@@ -693,6 +696,7 @@ impl<const N: usize> Short<N> {
         debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
         let mut s = Short {
             n,
+            live: n,
             tok: [0; N],
             key: [NONE; N],
             next: [0; N],
@@ -705,6 +709,46 @@ impl<const N: usize> Short<N> {
         }
         for i in 0..n - 1 {
             s.key[i] = bpe.byte_pairs[(piece[i] as usize) << 8 | piece[i + 1] as usize] | i as u64;
+        }
+        s
+    }
+
+    /// `new` with the piece's atoms (`atoms`) already formed: an atom is one token at its
+    /// first byte, linked past its other bytes, whose keys stay `NONE`.
+    #[inline(always)]
+    fn with_atoms(bpe: &Bpe, atoms: &atoms::Atoms, piece: &[u8]) -> Self {
+        let n = piece.len();
+        debug_assert!((2..=N).contains(&n) && N <= 256 && N % 4 == 0);
+        let mut s = Short {
+            n,
+            live: 0,
+            tok: [0; N],
+            key: [NONE; N],
+            next: [0; N],
+            prev: [0; N],
+        };
+        // The previous token's position, and whether it is a single byte.
+        let (mut last, mut last_byte) = (usize::MAX, false);
+        let mut i = 0;
+        while i < n {
+            let (t, k) = match piece[i] {
+                0xC2..=0xEF => atoms.at(piece, i),
+                _ => None,
+            }
+            .unwrap_or((bpe.byte_ids[piece[i] as usize], 1));
+            s.tok[i] = t;
+            s.next[i] = (i + k) as u8;
+            s.prev[i] = last as u8;
+            if last != usize::MAX {
+                s.key[last] = if last_byte && k == 1 {
+                    bpe.byte_pairs[(piece[last] as usize) << 8 | piece[i] as usize]
+                } else {
+                    bpe.pair(s.tok[last], t)
+                } | last as u64;
+            }
+            (last, last_byte) = (i, k == 1);
+            s.live += 1;
+            i += k;
         }
         s
     }
@@ -873,6 +917,8 @@ pub struct Bpe {
     monotone: bool,
     /// The length of the longest token: a longer piece is no token, and is not hashed to look.
     longest: usize,
+    /// Characters whose merges start from their one token (`atoms`), built when first used.
+    atoms: std::sync::OnceLock<Option<atoms::Atoms>>,
 }
 
 impl Bpe {
@@ -962,6 +1008,7 @@ impl Bpe {
             direct: None,
             monotone: false,
             longest,
+            atoms: std::sync::OnceLock::new(),
         })
     }
 
@@ -1460,16 +1507,35 @@ impl Bpe {
         }
     }
 
+    /// A short piece's tokens to merge: its bytes, or, where it has characters of more than
+    /// one byte, its atoms already formed.
+    #[inline(always)]
+    fn short<const N: usize>(&self, piece: &[u8]) -> Short<N> {
+        if piece.iter().fold(0, |a, &b| a | b) >= 0x80 {
+            if let Some(atoms) = self.atoms() {
+                return Short::with_atoms(self, atoms, piece);
+            }
+        }
+        Short::new(self, piece)
+    }
+
+    /// The model's atoms, built on first use (`atoms`).
+    fn atoms(&self) -> Option<&atoms::Atoms> {
+        self.atoms
+            .get_or_init(|| atoms::Atoms::build(self))
+            .as_ref()
+    }
+
     /// The short path on arrays of `N` (>= piece.len()) on the stack (see `Short`): each round
     /// finds the leftmost lowest priority as the minimum of `merge | position` (merged-away
     /// positions hold `NONE`), in four independent running minima rather than one serial chain
     /// of compares (the scan is on the critical path of every merge).
     #[inline(always)]
     fn encode_short_n<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
-        let mut s = Short::<N>::new(self, piece);
+        let mut s = self.short::<N>(piece);
         // Positions from n - 1 on stay NONE.
         let scan = (s.n - 1).div_ceil(4) * 4;
-        let mut left = s.n;
+        let mut left = s.live;
         while left > 1 {
             let best = min4(&s.key[..scan]);
             if best == NONE {
@@ -1487,14 +1553,14 @@ impl Bpe {
     #[inline(always)]
     fn encode_grouped_n<const N: usize, const G: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
         debug_assert!(G * 8 == N);
-        let mut s = Short::<N>::new(self, piece);
+        let mut s = self.short::<N>(piece);
         let mut low = [NONE; G];
         let groups = (s.n - 1).div_ceil(8);
         for (g, l) in low.iter_mut().enumerate().take(groups) {
             *l = s.group_min(g);
         }
         let scan = groups.div_ceil(4) * 4;
-        let mut left = s.n;
+        let mut left = s.live;
         while left > 1 {
             let best = min4(&low[..scan]);
             if best == NONE {
@@ -2470,6 +2536,72 @@ mod tests {
                 assert_eq!(enc(&bpe, &piece), naive_ranks(&ranks, &piece), "{piece:?}");
             }
         }
+    }
+
+    /// Models whose tokens hold parts of characters next to other bytes (as byte-level BPE's
+    /// do): pieces of such characters encode as tiktoken's loop does, with atoms formed first
+    /// where they may be and not where a token could straddle a character's edge.
+    #[test]
+    fn atoms_keep_the_ids_of_the_merges() {
+        let mut seed: u64 = 7;
+        let mut rand = move |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let chars = ["a", " ", "é", "я", "中", "文", "字", "ん", "\n"];
+        let (mut somewhere, mut everywhere) = (0, 0);
+        for _ in 0..80 {
+            // Tokens: bytes, then random runs of bytes of random text (so some start or end
+            // inside a character), ranked shorter first (a monotone model), ties at random.
+            let mut words: Vec<Vec<u8>> = Vec::new();
+            let extra = 30 + rand(80) as usize;
+            while words.len() < extra {
+                let text: String = (0..4)
+                    .map(|_| chars[rand(chars.len() as u64) as usize])
+                    .collect();
+                let b = text.as_bytes();
+                let from = rand(b.len() as u64) as usize;
+                let to = (from + 2 + rand(6) as usize).min(b.len());
+                let w = b[from..to].to_vec();
+                if w.len() >= 2 && !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+            for i in (1..words.len()).rev() {
+                words.swap(i, rand(i as u64 + 1) as usize);
+            }
+            words.sort_by_key(|w| w.len());
+            let mut vocab: Vec<(Rank, Vec<u8>)> =
+                (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
+            for (i, w) in words.iter().enumerate() {
+                vocab.push((256 + i as Rank, w.clone()));
+            }
+            let ranks: FxHashMap<Vec<u8>, Rank> =
+                vocab.iter().map(|(r, b)| (b.clone(), *r)).collect();
+            let bpe = Bpe::from_ranks(vocab).unwrap();
+            assert!(bpe.monotone);
+            if let Some(a) = bpe.atoms() {
+                let (some, all) = a.count();
+                somewhere += some;
+                everywhere += all;
+            }
+            for _ in 0..100 {
+                let n = 1 + rand(40) as usize;
+                let text: String = (0..n)
+                    .map(|_| chars[rand(chars.len() as u64) as usize])
+                    .collect();
+                let piece = text.as_bytes();
+                assert_eq!(enc(&bpe, piece), naive_ranks(&ranks, piece), "{text:?}");
+            }
+        }
+        // Both kinds were tried: characters that are atoms only away from some neighbours, and
+        // characters that are atoms everywhere.
+        assert!(
+            somewhere > everywhere && everywhere > 0,
+            "{somewhere} {everywhere}"
+        );
     }
 
     fn encoder(specials: &[&str]) -> Encoder {
