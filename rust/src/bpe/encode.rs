@@ -2089,6 +2089,77 @@ impl Encoder {
     /// A piece `pieces::lookup_block` did not find in its home slot: found elsewhere in the
     /// table, or encoded and put there (pieces of 16 bytes or more are not kept there).
     #[inline(never)]
+    /// Encodes a long `piece` as its parts between the atoms that no token joins
+    /// (`Atoms::joined`), each part of up to `pieces::MAX_LEN` bytes looked up in (and put in)
+    /// the thread's table: a run of CJK text is a piece of its own, seldom seen twice, but
+    /// its words come again and again. False, with nothing written, when there is no such cut.
+    fn encode_cut(
+        &self,
+        table: &mut pieces::Table,
+        atoms: &atoms::Atoms,
+        piece: &[u8],
+        out: &mut Vec<Rank>,
+    ) -> bool {
+        let mut start = 0;
+        // The last character's code point and token, when it is an atom here, and whether the
+        // part so far is that one atom.
+        let mut last: Option<(u32, Rank)> = None;
+        let mut single = false;
+        let mut i = 0;
+        while i < piece.len() {
+            let here = match piece[i] {
+                0xC2..=0xEF => atoms.char_at(piece, i),
+                _ => None,
+            };
+            match here {
+                Some((id, k, cp)) => {
+                    if let Some((l, lid)) = last {
+                        if !atoms.joined(l, cp) {
+                            match single {
+                                true => out.push(lid),
+                                false => self.encode_part(table, &piece[start..i], out),
+                            }
+                            start = i;
+                        }
+                    }
+                    single = start == i;
+                    last = Some((cp, id));
+                    i += k;
+                }
+                None => {
+                    last = None;
+                    single = false;
+                    i += 1;
+                }
+            }
+        }
+        if start == 0 {
+            return false;
+        }
+        match (single, last) {
+            (true, Some((_, id))) => out.push(id),
+            _ => self.encode_part(table, &piece[start..], out),
+        }
+        true
+    }
+
+    /// One part of `encode_cut`: by merges alone (a part that is a token the merges cannot
+    /// make is not that token, as a whole piece would be), kept in the thread's table under a
+    /// key of its own (`pieces::PART`).
+    fn encode_part(&self, table: &mut pieces::Table, part: &[u8], out: &mut Vec<Rank>) {
+        let n = part.len();
+        if n > pieces::MAX_LEN {
+            return self.bpe.encode_by_merges(part, out);
+        }
+        let (lo, hi) = words16(part);
+        let (key, h) = (pieces::key(lo, hi, n) | pieces::PART, hash_words(lo, hi, n));
+        if let Err(free) = table.find(key, h, out) {
+            let start = out.len();
+            self.bpe.encode_by_merges(part, out);
+            table.insert(key, h, free, &out[start..]);
+        }
+    }
+
     fn piece_slow(
         &self,
         table: &mut pieces::Table,
@@ -2099,6 +2170,14 @@ impl Encoder {
     ) {
         let (at, n) = (c.at as usize, c.n as usize);
         if c.key == pieces::NO_KEY {
+            let piece = &text[at..at + n];
+            if piece.iter().fold(0, |a, &b| a | b) >= 0x80 {
+                if let Some(atoms) = self.bpe.atoms() {
+                    if self.encode_cut(table, atoms, piece, out) {
+                        return;
+                    }
+                }
+            }
             // Not kept in the thread's table: the shared piece cache keeps it.
             let cache = Some(&self.cache);
             let a = self.bpe.ahead(text, at, n, cache);
@@ -2106,6 +2185,18 @@ impl Encoder {
         }
         if let Err(free) = table.find(c.key, c.hash, out) {
             let start = out.len();
+            let piece = &text[at..at + n];
+            if n > 5 && piece.iter().fold(0, |a, &b| a | b) >= 0x80 {
+                if let Some(atoms) = self.bpe.atoms() {
+                    if self.encode_cut(table, atoms, piece, out) {
+                        // The parts' entries may have moved the free slot.
+                        if let Err(free) = table.find(c.key, c.hash, &mut Vec::new()) {
+                            table.insert(c.key, c.hash, free, &out[start..]);
+                        }
+                        return;
+                    }
+                }
+            }
             let (lo, hi) = c.words();
             let h = c.hash;
             self.bpe
@@ -2602,6 +2693,96 @@ mod tests {
             somewhere > everywhere && everywhere > 0,
             "{somewhere} {everywhere}"
         );
+    }
+
+    /// Long pieces of multi-byte letters (runs of CJK, words of Cyrillic) encoded by the
+    /// encoder, which cuts them between atoms that no token joins and looks the parts up in
+    /// the thread's table: tiktoken's loop over the whole piece gives the same ids, on models
+    /// whose tokens join some of those letters and straddle others' edges.
+    #[test]
+    fn cut_pieces_keep_the_ids_of_the_merges() {
+        let mut seed: u64 = 11;
+        let mut rand = move |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let letters = ["中", "文", "字", "ん", "я", "é", "a"];
+        let mut cut = 0;
+        for _ in 0..40 {
+            let mut words: Vec<Vec<u8>> = Vec::new();
+            let extra = 20 + rand(60) as usize;
+            while words.len() < extra {
+                let text: String = (0..3).map(|_| letters[rand(7) as usize]).collect();
+                let b = text.as_bytes();
+                let from = rand(b.len() as u64) as usize;
+                let to = (from + 2 + rand(7) as usize).min(b.len());
+                let w = b[from..to].to_vec();
+                if w.len() >= 2 && !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+            for i in (1..words.len()).rev() {
+                words.swap(i, rand(i as u64 + 1) as usize);
+            }
+            words.sort_by_key(|w| w.len());
+            let mut vocab: Vec<(Rank, Vec<u8>)> =
+                (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
+            for (i, w) in words.iter().enumerate() {
+                vocab.push((256 + i as Rank, w.clone()));
+            }
+            let ranks: FxHashMap<Vec<u8>, Rank> =
+                vocab.iter().map(|(r, b)| (b.clone(), *r)).collect();
+            let enc = Encoder::new(
+                Bpe::from_ranks(vocab).unwrap(),
+                Pretokenizer::new(Some(crate::text::pretok::GPT4)).unwrap(),
+                vec![],
+            )
+            .unwrap();
+            for _ in 0..30 {
+                let text: String = (0..1 + rand(60))
+                    .map(|_| {
+                        if rand(8) == 0 {
+                            " "
+                        } else {
+                            letters[rand(7) as usize]
+                        }
+                    })
+                    .collect();
+                let mut expected = Vec::new();
+                let _ = enc
+                    .pretokenizer()
+                    .try_for_each_piece_bytes::<()>(&text, |p| {
+                        expected.extend(naive_ranks(&ranks, p));
+                        ControlFlow::Continue(())
+                    });
+                // Twice: the second time the parts are in the table.
+                for _ in 0..2 {
+                    let mut got = Vec::new();
+                    enc.encode_ordinary_into(&text, &mut got).unwrap();
+                    assert_eq!(got, expected, "{text:?}");
+                }
+                let _ = enc
+                    .pretokenizer()
+                    .try_for_each_piece_bytes::<()>(&text, |p| {
+                        if p.len() > pieces::MAX_LEN {
+                            if let Some(atoms) = enc.bpe.atoms() {
+                                let mut out = Vec::new();
+                                pieces::with_local(|l| {
+                                    let t = pieces::table(
+                                        &mut l.tables,
+                                        enc.id.load(Ordering::Relaxed),
+                                    );
+                                    cut += enc.encode_cut(t, atoms, p, &mut out) as usize;
+                                });
+                            }
+                        }
+                        ControlFlow::Continue(())
+                    });
+            }
+        }
+        assert!(cut > 100, "{cut} pieces cut");
     }
 
     fn encoder(specials: &[&str]) -> Encoder {

@@ -59,6 +59,16 @@ struct Atom {
 pub(super) struct Atoms {
     table: Box<[Atom]>,
     sets: Vec<ByteSet>,
+    /// A bit for every two characters of the plane side by side in some token, by a hash of
+    /// the two (`pair_bit`; other pairs may share a bit, which only keeps a piece whole).
+    pairs: Box<[u64]>,
+}
+
+/// Bits of `Atoms::pairs`: 2^20 (128 KiB), for about 25 k pairs in o200k.
+const PAIR_BITS: u32 = 20;
+
+fn pair_bit(a: u32, b: u32) -> usize {
+    ((a as u64) << 16 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (64 - PAIR_BITS)
 }
 
 const NONE: Rank = Rank::MAX;
@@ -86,11 +96,28 @@ impl Atoms {
         // byte after it.
         let mut before: FxHashMap<u32, ByteSet> = FxHashMap::default();
         let mut after: FxHashMap<u32, ByteSet> = FxHashMap::default();
+        let mut pairs = vec![0u64; 1 << (PAIR_BITS - 6)].into_boxed_slice();
         for &(off, len) in &bpe.spans {
             if len == u32::MAX || len < 2 {
                 continue;
             }
             let t = &bpe.arena[off as usize..(off + len) as usize];
+            // Whole characters of the plane side by side in the token.
+            let mut last: Option<u32> = None;
+            for chunk in t.utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    let cp = c as u32;
+                    let here = (0x80..PLANE as u32).contains(&cp).then_some(cp);
+                    if let (Some(a), Some(b)) = (last, here) {
+                        let bit = pair_bit(a, b);
+                        pairs[bit >> 6] |= 1 << (bit & 63);
+                    }
+                    last = here;
+                }
+                if !chunk.invalid().is_empty() {
+                    last = None;
+                }
+            }
             let tail = t
                 .iter()
                 .rev()
@@ -176,13 +203,29 @@ impl Atoms {
                 any = true;
             }
         }
-        any.then_some(Atoms { table, sets })
+        any.then_some(Atoms { table, sets, pairs })
+    }
+
+    /// Whether some token may hold the characters `a` and `b` side by side. Where it holds
+    /// neither, and both are atoms where they stand (so no token holds part of one next to
+    /// the other), no token straddles the boundary between them: no merge ever joins across
+    /// it, and the piece's ids are those of its two sides, each encoded alone.
+    #[inline(always)]
+    pub(super) fn joined(&self, a: u32, b: u32) -> bool {
+        let bit = pair_bit(a, b);
+        self.pairs[bit >> 6] >> (bit & 63) & 1 != 0
     }
 
     /// The atom that starts at `piece[i]` (a lead byte) and its length in bytes, when there is
     /// one there.
     #[inline(always)]
     pub(super) fn at(&self, piece: &[u8], i: usize) -> Option<(Rank, usize)> {
+        self.char_at(piece, i).map(|(id, k, _)| (id, k))
+    }
+
+    /// `at`, with the atom's code point.
+    #[inline(always)]
+    pub(super) fn char_at(&self, piece: &[u8], i: usize) -> Option<(Rank, usize, u32)> {
         let b = piece[i];
         let (cp, k) = match b {
             0xC2..=0xDF if i + 1 < piece.len() => {
@@ -218,7 +261,7 @@ impl Atoms {
                 return None;
             }
         }
-        Some((a.id, k))
+        Some((a.id, k, cp))
     }
 
     /// How many characters are atoms somewhere, and how many everywhere (for tests and notes).

@@ -60,6 +60,10 @@ const KEPT: usize = 2;
 
 /// The key of no entry: an empty slot's key is 0, a piece's last byte is its length (1 to 15).
 pub(crate) const NO_KEY: u128 = u128::MAX;
+/// Or-ed into the key of a part of a piece (`Encoder::encode_cut`), whose ids are its merges'.
+/// A piece's are not always: a piece that is a token is that token (tiktoken's rule), even
+/// where the merges of its bytes cannot make it.
+pub(crate) const PART: u128 = 1 << 124;
 
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
@@ -229,7 +233,7 @@ impl Table {
             let (lo, hi) = (e.key as u64, (e.key >> 64) as u64);
             self.place(
                 *e,
-                hash_words(lo, hi & (u64::MAX >> 8), (hi >> 56) as usize),
+                hash_words(lo, hi & (u64::MAX >> 8), (hi >> 56) as usize & 0xF),
             );
         }
     }
