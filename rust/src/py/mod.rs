@@ -296,15 +296,12 @@ pub(crate) fn bytearray_with<'py>(
         )?
         .cast_into_unchecked::<pyo3::types::PyByteArray>()
     };
+    // Not asked for in transparent huge pages (as `new_list` is): where free huge pages are
+    // short, the kernel compacts memory on the first write of each 2 MiB, and a bulk call over
+    // 8 MiB of text seen before ran at half speed in 3 runs of 7 (bench/README.md, session 24).
     let buf = if n == 0 {
         &mut []
     } else {
-        if n >= 4 << 20 {
-            // As `new_list`: fresh memory, faulted in 2 MiB at a time where the system allows.
-            // SAFETY: the buffer is `n` bytes owned by the new bytearray.
-            let p = unsafe { pyo3::ffi::PyByteArray_AsString(array.as_ptr()) };
-            crate::bpe::encode::advise_huge(p as *const u8, n);
-        }
         // SAFETY: the bytearray is new and no other code holds it; its buffer is `n` bytes
         // that live as long as it does, and `init` only writes them.
         unsafe {
