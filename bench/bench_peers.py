@@ -5,9 +5,10 @@ Sections (ratios are bytepair / peer: above 1 is bytepair ahead):
 
   table  For each encoding (cl100k_base, o200k_base), corpus (bench/corpus/{prose,code,
          multilingual}.txt) and thread count (1, 2): text A = the first --mb MiB, text B = the
-         next --mb MiB, both cut after a newline into documents of about --doc-kb KiB. One fresh
+         next --mb MiB, both cut after a newline into documents of about --doc-kb KiB. A fresh
          process per (tool, call shape), pinned with taskset to cores 0..threads-1 and with
-         RAYON_NUM_THREADS set, times three passes:
+         RAYON_NUM_THREADS set, times three passes; --repeat such processes per tool, the tools
+         taking turns, and the median of each figure is printed:
            first     A, in a process that has encoded nothing (caches cold)
            unseen    B, after A (caches warmed on the same kind of text: a long run's steady state)
            repeated  B again (the same documents a second time)
@@ -45,6 +46,7 @@ import gzip
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -305,6 +307,18 @@ def run(argv: list[str], threads: int, timeout: float) -> dict[str, Any] | str:
     return dict(json.loads(p.stdout.strip().splitlines()[-1]))
 
 
+def median_run(rs: list[dict[str, Any] | str]) -> dict[str, Any] | str:
+    """The median of each figure of a tool's runs; the first failure if any failed, and a note
+    if their ids differed."""
+    fails = [r for r in rs if isinstance(r, str)]
+    if fails:
+        return fails[0]
+    done = [r for r in rs if isinstance(r, dict)]
+    if len({r["hash"] for r in done}) > 1:
+        return "runs gave different ids"
+    return {k: (done[0][k] if k == "hash" else statistics.median(r[k] for r in done)) for k in done[0]}
+
+
 def table(args: argparse.Namespace, tmp: Path, tools: list[str], out: dict[str, Any]) -> list[str]:
     fails: list[str] = []
     peers = [t for t in tools if t != "bytepair"]
@@ -314,12 +328,17 @@ def table(args: argparse.Namespace, tmp: Path, tools: list[str], out: dict[str, 
                 print(f"\n{enc}, {corpus}, {threads} thread(s), {args.mb} MiB per pass, "
                       f"{args.doc_kb} KiB documents; MB/s first / unseen / repeated")
                 for shape in args.shapes:
-                    rows: dict[str, dict[str, Any] | str] = {}
-                    for tool in tools:
-                        rows[tool] = run(["--worker", "--tool", tool, "--shape", shape, "--encoding", enc,
-                                          "--corpus", corpus, "--mb", str(args.mb), "--doc-kb",
-                                          str(args.doc_kb), "--threads", str(threads), "--tmp", str(tmp)],
-                                         threads, args.timeout)
+                    # --repeat processes per tool, the tools taking turns, and the median of each
+                    # figure: one pass over 8 MiB takes tens of ms, and a shared machine's stalls
+                    # (or the kernel compacting memory) can halve a single run.
+                    runs: dict[str, list[dict[str, Any] | str]] = {tool: [] for tool in tools}
+                    for _ in range(args.repeat):
+                        for tool in tools:
+                            runs[tool].append(run(["--worker", "--tool", tool, "--shape", shape, "--encoding",
+                                                   enc, "--corpus", corpus, "--mb", str(args.mb), "--doc-kb",
+                                                   str(args.doc_kb), "--threads", str(threads), "--tmp",
+                                                   str(tmp)], threads, args.timeout))
+                    rows = {tool: median_run(rs) for tool, rs in runs.items()}
                     out[f"{enc}/{corpus}/{threads}/{shape}"] = rows
                     mine = rows.get("bytepair")
                     for tool in tools:
