@@ -27,6 +27,7 @@ mod compare;
 mod io;
 mod rows;
 mod sentencepiece;
+mod spares;
 mod training;
 mod wordpiece;
 mod words;
@@ -276,33 +277,23 @@ pub(super) fn grouped(sizes: impl Iterator<Item = u64>, size: u64) -> Vec<(usize
     rounds
 }
 
-/// A new bytearray of `n` bytes, every one of them written by `init` (which gets them
-/// uninitialized): `PyByteArray::new_with` zeroes them first, a whole pass over fresh memory
-/// (the array outputs' page faults and a memset were a tenth of a bulk call over unseen text).
-/// If `init` fails, the bytearray is dropped unseen.
+/// A bytearray of `n` bytes (new, or one kept for reuse: `spares`), every one of them written
+/// by `init` (which gets them as uninitialized): `PyByteArray::new_with` zeroes them first, a
+/// whole pass over fresh memory (the array outputs' page faults and a memset were a tenth of a
+/// bulk call over unseen text). If `init` fails, the bytearray is dropped unseen.
 pub(crate) fn bytearray_with<'py>(
     py: Python<'py>,
     n: usize,
     init: impl FnOnce(&mut [std::mem::MaybeUninit<u8>]) -> PyResult<()>,
 ) -> PyResult<Bound<'py, pyo3::types::PyByteArray>> {
-    let size = isize::try_from(n)
-        .map_err(|_| PyValueError::new_err(format!("an output of {n} bytes is too large")))?;
-    // SAFETY: a NULL source asks CPython for `size` uninitialized bytes (and the final NUL);
-    // the new reference is owned by the `Bound`.
-    let array = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            pyo3::ffi::PyByteArray_FromStringAndSize(std::ptr::null(), size),
-        )?
-        .cast_into_unchecked::<pyo3::types::PyByteArray>()
-    };
+    let (array, room) = spares::bytearray(py, n)?;
     // Not asked for in transparent huge pages (as `new_list` is): where free huge pages are
     // short, the kernel compacts memory on the first write of each 2 MiB, and a bulk call over
     // 8 MiB of text seen before ran at half speed in 3 runs of 7 (bench/README.md, session 24).
     let buf = if n == 0 {
         &mut []
     } else {
-        // SAFETY: the bytearray is new and no other code holds it; its buffer is `n` bytes
+        // SAFETY: the bytearray is new or kept, and no other code holds it; its buffer is `n` bytes
         // that live as long as it does, and `init` only writes them.
         unsafe {
             std::slice::from_raw_parts_mut(
@@ -312,6 +303,7 @@ pub(crate) fn bytearray_with<'py>(
         }
     };
     init(buf)?;
+    spares::keep(&array, room);
     Ok(array)
 }
 
