@@ -13,6 +13,10 @@ from __future__ import annotations
 import pathlib
 import random
 
+import pytest
+
+import bytepair
+
 from tests.test_encodings import Pair, pair, rank_dir  # noqa: F401  (fixtures)
 
 DATA = pathlib.Path(__file__).parent / "data" / "multilingual.txt"
@@ -58,3 +62,23 @@ def test_text_of_the_sample_scripts_in_one_long_line(pair: Pair) -> None:  # noq
     assert ours.encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=())
     squeezed = "".join(c for c in text if ord(c) > 0x7F)
     assert ours.encode_ordinary(squeezed) == ref.encode_ordinary(squeezed)
+
+
+@pytest.mark.parametrize("pattern", ["o200k", "gpt4"])
+def test_trained_merge_lists_match_tokenizers(pattern: str) -> None:
+    """A merge list trained on the sample (its characters become tokens, and so do pairs of
+    bytes across their edges), exported to Hugging Face `tokenizers`: the same ids on runs of
+    those characters."""
+    import json
+
+    import tokenizers
+
+    from bytepair.formats.hf import to_hf_dict
+
+    sample = DATA.read_text(encoding="utf-8")
+    tok = bytepair.train_from_iterator([sample] * 20, vocab_size=900, pattern=pattern)
+    hf = tokenizers.Tokenizer.from_str(json.dumps(to_hf_dict(tok)))
+    for text in _texts(7, 150):
+        want = hf.encode(text, add_special_tokens=False).ids
+        assert tok.encode_ordinary(text) == want, text
+        assert tok.encode_ordinary(text) == want, text
