@@ -2629,6 +2629,42 @@ mod tests {
         }
     }
 
+    /// A monotone rank model over `letters`, with its ranks by bytes: the 256 bytes, then
+    /// `extra` runs of 2 to `longest` bytes of random text of those letters (so some start or end
+    /// inside a character, as byte-level BPE's tokens do), ranked shorter first, ties at random.
+    fn straddling_model(
+        rand: &mut impl FnMut(u64) -> u64,
+        letters: &[&str],
+        extra: usize,
+        longest: u64,
+    ) -> (Bpe, FxHashMap<Vec<u8>, Rank>) {
+        let mut words: Vec<Vec<u8>> = Vec::new();
+        while words.len() < extra {
+            let text: String = (0..4)
+                .map(|_| letters[rand(letters.len() as u64) as usize])
+                .collect();
+            let b = text.as_bytes();
+            let from = rand(b.len() as u64) as usize;
+            let to = (from + 2 + rand(longest - 1) as usize).min(b.len());
+            let w = b[from..to].to_vec();
+            if w.len() >= 2 && !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        for i in (1..words.len()).rev() {
+            words.swap(i, rand(i as u64 + 1) as usize);
+        }
+        words.sort_by_key(|w| w.len());
+        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
+        for (i, w) in words.iter().enumerate() {
+            vocab.push((256 + i as Rank, w.clone()));
+        }
+        let ranks = vocab.iter().map(|(r, b)| (b.clone(), *r)).collect();
+        let bpe = Bpe::from_ranks(vocab).unwrap();
+        assert!(bpe.monotone);
+        (bpe, ranks)
+    }
+
     /// Models whose tokens hold parts of characters next to other bytes (as byte-level BPE's
     /// do): pieces of such characters encode as tiktoken's loop does, with atoms formed first
     /// where they may be and not where a token could straddle a character's edge.
@@ -2644,35 +2680,8 @@ mod tests {
         let chars = ["a", " ", "é", "я", "中", "文", "字", "ん", "\n"];
         let (mut somewhere, mut everywhere) = (0, 0);
         for _ in 0..80 {
-            // Tokens: bytes, then random runs of bytes of random text (so some start or end
-            // inside a character), ranked shorter first (a monotone model), ties at random.
-            let mut words: Vec<Vec<u8>> = Vec::new();
             let extra = 30 + rand(80) as usize;
-            while words.len() < extra {
-                let text: String = (0..4)
-                    .map(|_| chars[rand(chars.len() as u64) as usize])
-                    .collect();
-                let b = text.as_bytes();
-                let from = rand(b.len() as u64) as usize;
-                let to = (from + 2 + rand(6) as usize).min(b.len());
-                let w = b[from..to].to_vec();
-                if w.len() >= 2 && !words.contains(&w) {
-                    words.push(w);
-                }
-            }
-            for i in (1..words.len()).rev() {
-                words.swap(i, rand(i as u64 + 1) as usize);
-            }
-            words.sort_by_key(|w| w.len());
-            let mut vocab: Vec<(Rank, Vec<u8>)> =
-                (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
-            for (i, w) in words.iter().enumerate() {
-                vocab.push((256 + i as Rank, w.clone()));
-            }
-            let ranks: FxHashMap<Vec<u8>, Rank> =
-                vocab.iter().map(|(r, b)| (b.clone(), *r)).collect();
-            let bpe = Bpe::from_ranks(vocab).unwrap();
-            assert!(bpe.monotone);
+            let (bpe, ranks) = straddling_model(&mut rand, &chars, extra, 7);
             if let Some(a) = bpe.atoms() {
                 let (some, all) = a.count();
                 somewhere += some;
@@ -2711,31 +2720,10 @@ mod tests {
         let letters = ["中", "文", "字", "ん", "я", "é", "a"];
         let mut cut = 0;
         for _ in 0..40 {
-            let mut words: Vec<Vec<u8>> = Vec::new();
             let extra = 20 + rand(60) as usize;
-            while words.len() < extra {
-                let text: String = (0..3).map(|_| letters[rand(7) as usize]).collect();
-                let b = text.as_bytes();
-                let from = rand(b.len() as u64) as usize;
-                let to = (from + 2 + rand(7) as usize).min(b.len());
-                let w = b[from..to].to_vec();
-                if w.len() >= 2 && !words.contains(&w) {
-                    words.push(w);
-                }
-            }
-            for i in (1..words.len()).rev() {
-                words.swap(i, rand(i as u64 + 1) as usize);
-            }
-            words.sort_by_key(|w| w.len());
-            let mut vocab: Vec<(Rank, Vec<u8>)> =
-                (0..=255u8).map(|b| (b as Rank, vec![b])).collect();
-            for (i, w) in words.iter().enumerate() {
-                vocab.push((256 + i as Rank, w.clone()));
-            }
-            let ranks: FxHashMap<Vec<u8>, Rank> =
-                vocab.iter().map(|(r, b)| (b.clone(), *r)).collect();
+            let (bpe, ranks) = straddling_model(&mut rand, &letters, extra, 8);
             let enc = Encoder::new(
-                Bpe::from_ranks(vocab).unwrap(),
+                bpe,
                 Pretokenizer::new(Some(crate::text::pretok::GPT4)).unwrap(),
                 vec![],
             )
