@@ -2086,12 +2086,9 @@ impl Encoder {
         }
     }
 
-    /// A piece `pieces::lookup_block` did not find in its home slot: found elsewhere in the
-    /// table, or encoded and put there (pieces of 16 bytes or more are not kept there).
-    #[inline(never)]
-    /// Encodes a long `piece` as its parts between the atoms that no token joins
-    /// (`Atoms::joined`), each part of up to `pieces::MAX_LEN` bytes looked up in (and put in)
-    /// the thread's table: a run of CJK text is a piece of its own, seldom seen twice, but
+    /// Encodes `piece` (not in the thread's table) as its parts between the atoms that no token
+    /// joins (`Atoms::joined`), each part of up to `pieces::MAX_LEN` bytes looked up in (and put
+    /// in) the thread's table: a run of CJK text is a piece of its own, seldom seen twice, but
     /// its words come again and again. False, with nothing written, when there is no such cut.
     fn encode_cut(
         &self,
@@ -2160,6 +2157,9 @@ impl Encoder {
         }
     }
 
+    /// A piece `pieces::lookup_block` did not find in its home slot: found elsewhere in the
+    /// table, or encoded and put there (pieces of 16 bytes or more are not kept there).
+    #[inline(never)]
     fn piece_slow(
         &self,
         table: &mut pieces::Table,
