@@ -2098,21 +2098,21 @@ impl Encoder {
         out: &mut Vec<Rank>,
     ) -> bool {
         let mut start = 0;
-        // The last character's code point and token, when it is an atom here, and whether the
-        // part so far is that one atom.
+        // The last character's code point and token (`atoms::NONE` if it is not an atom), when
+        // its edges are clear here, and whether the part so far is that one character.
         let mut last: Option<(u32, Rank)> = None;
         let mut single = false;
         let mut i = 0;
         while i < piece.len() {
             let here = match piece[i] {
-                0xC2..=0xEF => atoms.char_at(piece, i),
+                0xC2..=0xEF => atoms.edge_at(piece, i),
                 _ => None,
             };
             match here {
                 Some((id, k, cp)) => {
                     if let Some((l, lid)) = last {
                         if !atoms.joined(l, cp) {
-                            match single {
+                            match single && lid != atoms::NONE {
                                 true => out.push(lid),
                                 false => self.encode_part(table, &piece[start..i], out),
                             }
@@ -2134,7 +2134,7 @@ impl Encoder {
             return false;
         }
         match (single, last) {
-            (true, Some((_, id))) => out.push(id),
+            (true, Some((_, id))) if id != atoms::NONE => out.push(id),
             _ => self.encode_part(table, &piece[start..], out),
         }
         true

@@ -71,7 +71,9 @@ fn pair_bit(a: u32, b: u32) -> usize {
     ((a as u64) << 16 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (64 - PAIR_BITS)
 }
 
-const NONE: Rank = Rank::MAX;
+pub(super) const NONE: Rank = Rank::MAX;
+/// The sets of a character whose edges are not known (more distinct sets than indexes).
+const UNKNOWN: u16 = u16::MAX;
 const PLANE: usize = 0x1_0000;
 
 fn is_continuation(b: u8) -> bool {
@@ -86,11 +88,8 @@ fn fragment(bytes: &[u8]) -> u32 {
 }
 
 impl Atoms {
-    /// The atoms of `bpe`, or `None` when it has none (or is not monotone).
+    /// The atoms of `bpe` (none unless it is monotone), and every character's edges.
     pub(super) fn build(bpe: &Bpe) -> Option<Atoms> {
-        if !bpe.monotone {
-            return None;
-        }
         // Condition (2)'s fragments: a proper prefix of a character at the end of a token, with
         // the byte before it there; a run of continuation bytes that starts a token, with the
         // byte after it.
@@ -147,15 +146,14 @@ impl Atoms {
         }
         let empty = Atom {
             id: NONE,
-            before: 0,
-            after: 0,
+            before: UNKNOWN,
+            after: UNKNOWN,
         };
         let mut table = vec![empty; PLANE].into_boxed_slice();
         let mut sets = vec![ByteSet::default()];
         let mut index: FxHashMap<ByteSet, u16> = FxHashMap::default();
         index.insert(ByteSet::default(), 0);
         let mut out = Vec::new();
-        let mut any = false;
         let mut buf = [0u8; 4];
         for cp in 0x80..PLANE as u32 {
             let Some(c) = char::from_u32(cp) else {
@@ -163,14 +161,18 @@ impl Atoms {
             };
             let bytes = c.encode_utf8(&mut buf).as_bytes();
             let k = bytes.len();
-            let Some(token) = bpe.lookup(bytes) else {
-                continue;
+            let id = match bpe.lookup(bytes) {
+                Some(token) if bpe.monotone => {
+                    out.clear();
+                    bpe.encode_long_heap(bytes, &mut out);
+                    if out[..] == [token] {
+                        token
+                    } else {
+                        NONE
+                    }
+                }
+                _ => NONE,
             };
-            out.clear();
-            bpe.encode_long_heap(bytes, &mut out);
-            if out[..] != [token] {
-                continue;
-            }
             let mut set_of = |parts: &mut dyn Iterator<Item = &[u8]>,
                               map: &FxHashMap<u32, ByteSet>| {
                 let mut set = ByteSet::default();
@@ -184,7 +186,7 @@ impl Atoms {
                 let next = sets.len();
                 match index.get(&set) {
                     Some(&i) => Some(i),
-                    None if next <= u16::MAX as usize => {
+                    None if next < UNKNOWN as usize => {
                         index.insert(set, next as u16);
                         sets.push(set);
                         Some(next as u16)
@@ -195,21 +197,17 @@ impl Atoms {
             let b = set_of(&mut (1..k).map(|p| &bytes[..p]), &before);
             let a = set_of(&mut (1..k).map(|s| &bytes[s..]), &after);
             if let (Some(before), Some(after)) = (b, a) {
-                table[cp as usize] = Atom {
-                    id: token,
-                    before,
-                    after,
-                };
-                any = true;
+                table[cp as usize] = Atom { id, before, after };
             }
         }
-        any.then_some(Atoms { table, sets, pairs })
+        Some(Atoms { table, sets, pairs })
     }
 
-    /// Whether some token may hold the characters `a` and `b` side by side. Where it holds
-    /// neither, and both are atoms where they stand (so no token holds part of one next to
-    /// the other), no token straddles the boundary between them: no merge ever joins across
-    /// it, and the piece's ids are those of its two sides, each encoded alone.
+    /// Whether some token may hold the characters `a` and `b` side by side. Where none does,
+    /// and both pass `edge_at` where they stand (so no token holds part of one next to the
+    /// other), no token straddles the boundary between them: no merge ever joins across it,
+    /// and the piece's ids are those of its two sides, each encoded alone. Neither needs to be
+    /// an atom, nor the model monotone.
     #[inline(always)]
     pub(super) fn joined(&self, a: u32, b: u32) -> bool {
         let bit = pair_bit(a, b);
@@ -220,12 +218,16 @@ impl Atoms {
     /// one there.
     #[inline(always)]
     pub(super) fn at(&self, piece: &[u8], i: usize) -> Option<(Rank, usize)> {
-        self.char_at(piece, i).map(|(id, k, _)| (id, k))
+        self.edge_at(piece, i)
+            .filter(|&(id, _, _)| id != NONE)
+            .map(|(id, k, _)| (id, k))
     }
 
-    /// `at`, with the atom's code point.
+    /// The character of two or three bytes that starts at `piece[i]`, as its token when it is
+    /// an atom (else `NONE`), its length and its code point, when no token holds part of it
+    /// next to the bytes beside it there (condition 2 of the module's notes).
     #[inline(always)]
-    pub(super) fn char_at(&self, piece: &[u8], i: usize) -> Option<(Rank, usize, u32)> {
+    pub(super) fn edge_at(&self, piece: &[u8], i: usize) -> Option<(Rank, usize, u32)> {
         let b = piece[i];
         let (cp, k) = match b {
             0xC2..=0xDF if i + 1 < piece.len() => {
@@ -250,7 +252,7 @@ impl Atoms {
             _ => return None,
         };
         let a = self.table[cp as usize];
-        if a.id == NONE {
+        if a.before == UNKNOWN {
             return None;
         }
         if i > 0 && has(&self.sets[a.before as usize], piece[i - 1]) {
