@@ -24,12 +24,14 @@
 //! therefore only removes `c`'s inner merges from the sequence; the piece's other merges are
 //! the same, in the same order.
 //!
-//! Condition (2) is kept per character as two sets of bytes: those that precede one of its
-//! proper prefixes at the end of some token, and those that follow one of its proper suffixes
-//! at the start of some token (deduplicated: a few hundred distinct sets in o200k). A byte
-//! after `c` that is a continuation byte (text that is not UTF-8) gives no atom. The table
-//! covers the Basic Multilingual Plane (U+0080 to U+FFFF), 512 KiB a model, built the first
-//! time a piece with such a character is merged.
+//! Condition (2), a character's clear edges, is kept for every character of the plane as two
+//! sets of bytes: those that precede one of its proper prefixes at the end of some token, and
+//! those that follow one of its proper suffixes at the start of some token (deduplicated). A
+//! byte after `c` that is a continuation byte (text that is not UTF-8) counts as not clear.
+//! Edges alone, with `pairs`, also say where a piece may be cut (`joined`,
+//! `Encoder::encode_cut`). The table covers the Basic Multilingual Plane (U+0080 to U+FFFF),
+//! 512 KiB a model (and 128 KiB of pairs), built the first time a piece with such a character
+//! is merged or cut.
 
 use rustc_hash::FxHashMap;
 
