@@ -212,6 +212,11 @@ impl Stripe {
 #[derive(Debug)]
 pub(crate) struct SegmentCache {
     budget: AtomicUsize,
+    /// Xor-ed into every text's hash before it picks a stripe and a slot: text a server encodes
+    /// may be chosen by whoever sends it, and `hash_text` is not keyed, so the maps' keys are,
+    /// with a key drawn for each cache (crafted texts cannot aim at one stripe or one run of
+    /// slots; two texts with one hash only share an entry, which the compare tells apart).
+    seed: u64,
     stripes: Box<[Mutex<Stripe>]>,
 }
 
@@ -223,6 +228,10 @@ impl Default for SegmentCache {
             .map_or(DEFAULT_BUDGET, |mb| mb.saturating_mul(1 << 20));
         SegmentCache {
             budget: AtomicUsize::new(budget),
+            seed: std::hash::BuildHasher::hash_one(
+                &std::collections::hash_map::RandomState::new(),
+                0x5EED_u64,
+            ),
             stripes: (0..STRIPES).map(|_| Mutex::default()).collect(),
         }
     }
@@ -293,6 +302,7 @@ impl SegmentCache {
         text: &[u8],
         is_it: impl FnOnce(&Block, Slot) -> bool,
     ) -> bool {
+        let h = h ^ self.seed;
         let Ok(mut s) = self.stripe(h).try_lock() else {
             return false;
         };
@@ -336,6 +346,7 @@ impl SegmentCache {
         if cost > half {
             return;
         }
+        let h = h ^ self.seed;
         let Ok(mut s) = self.stripe(h).try_lock() else {
             return;
         };
