@@ -54,10 +54,11 @@ impl Slot {
     fn words(&self) -> usize {
         self.text.div_ceil(4) + self.ids
     }
+}
 
-    fn cost(&self) -> usize {
-        4 * self.words() + ENTRY_OVERHEAD
-    }
+/// What an entry of `text` bytes and `ids` ids counts for: its words and `ENTRY_OVERHEAD`.
+fn cost(text: usize, ids: usize) -> usize {
+    4 * (text.div_ceil(4) + ids) + ENTRY_OVERHEAD
 }
 
 /// A generation's entries, one after another in one block of words. Entries are never freed one
@@ -176,7 +177,7 @@ impl Drop for Block {
 struct Generation {
     map: FxHashMap<u64, Slot>,
     block: Block,
-    /// What the generation holds, in `Slot::cost` bytes.
+    /// What the generation holds, in `cost` bytes.
     bytes: usize,
 }
 
@@ -198,13 +199,13 @@ impl Stripe {
     /// Puts `text` and `ids` into the current generation, first retiring it (its block kept
     /// for the next) when they would take it over `half` bytes.
     fn admit(&mut self, h: u64, text: &[u8], ids: &[Rank], half: usize) {
-        let cost = 4 * (text.len().div_ceil(4) + ids.len()) + ENTRY_OVERHEAD;
+        let cost = cost(text.len(), ids.len());
         if self.current.bytes + cost > half {
             std::mem::swap(&mut self.current, &mut self.older);
             self.current.clear();
         }
         let slot = self.current.block.push(text, ids, half / 4);
-        self.current.bytes += slot.cost();
+        self.current.bytes += cost;
         self.current.map.insert(h, slot);
     }
 }
@@ -342,8 +343,7 @@ impl SegmentCache {
 
     fn admit(&self, h: u64, text: &[u8], ids: &[Rank]) {
         let half = self.budget.load(Ordering::Relaxed) / STRIPES / 2;
-        let cost = 4 * (text.len().div_ceil(4) + ids.len()) + ENTRY_OVERHEAD;
-        if cost > half {
+        if cost(text.len(), ids.len()) > half {
             return;
         }
         let h = h ^ self.seed;
@@ -373,7 +373,7 @@ impl SegmentCache {
         }
     }
 
-    /// Bytes held (`Slot::cost` of the entries that can still be found), for tests.
+    /// Bytes held (`cost` of the entries that can still be found), for tests.
     #[cfg(test)]
     fn held(&self) -> usize {
         self.stripes
@@ -384,7 +384,7 @@ impl SegmentCache {
                     .map
                     .values()
                     .chain(s.older.map.values())
-                    .map(Slot::cost)
+                    .map(|slot| cost(slot.text, slot.ids))
                     .sum::<usize>()
             })
             .sum()

@@ -1511,7 +1511,7 @@ impl Bpe {
     /// one byte, its atoms already formed.
     #[inline(always)]
     fn short<const N: usize>(&self, piece: &[u8]) -> Short<N> {
-        if piece.iter().fold(0, |a, &b| a | b) >= 0x80 {
+        if !piece.is_ascii() {
             if let Some(atoms) = self.atoms() {
                 return Short::with_atoms(self, atoms, piece);
             }
@@ -2171,7 +2171,7 @@ impl Encoder {
         let (at, n) = (c.at as usize, c.n as usize);
         if c.key == pieces::NO_KEY {
             let piece = &text[at..at + n];
-            if piece.iter().fold(0, |a, &b| a | b) >= 0x80 {
+            if !piece.is_ascii() {
                 if let Some(atoms) = self.bpe.atoms() {
                     if self.encode_cut(table, atoms, piece, out) {
                         return;
@@ -2186,7 +2186,7 @@ impl Encoder {
         if let Err(free) = table.find(c.key, c.hash, out) {
             let start = out.len();
             let piece = &text[at..at + n];
-            if n > 5 && piece.iter().fold(0, |a, &b| a | b) >= 0x80 {
+            if n > 5 && !piece.is_ascii() {
                 if let Some(atoms) = self.bpe.atoms() {
                     if self.encode_cut(table, atoms, piece, out) {
                         // The parts' entries may have moved the free slot.
@@ -2437,6 +2437,16 @@ mod tests {
         bpe.encode_ahead(text, bpe.ahead(text, at, n, cache), cache, out)
     }
 
+    /// A seeded linear congruential generator: `rand(m)` is in `0..m`.
+    fn lcg(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        }
+    }
+
     fn byte_vocab() -> Vec<(Rank, Vec<u8>)> {
         (0..=255u8).map(|b| (b as Rank, vec![b])).collect()
     }
@@ -2576,13 +2586,7 @@ mod tests {
     /// last merge of each token (`last_merge`), and must still give tiktoken's ids.
     #[test]
     fn rank_models_match_tiktokens_definition() {
-        let mut seed: u64 = 99;
-        let mut rand = move |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut rand = lcg(99);
         for _ in 0..60 {
             let mut ranks: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
             let mut order: Vec<Rank> = (0..256).collect();
@@ -2670,13 +2674,7 @@ mod tests {
     /// where they may be and not where a token could straddle a character's edge.
     #[test]
     fn atoms_keep_the_ids_of_the_merges() {
-        let mut seed: u64 = 7;
-        let mut rand = move |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut rand = lcg(7);
         let chars = ["a", " ", "é", "я", "中", "文", "字", "ん", "\n"];
         let (mut somewhere, mut everywhere) = (0, 0);
         for _ in 0..80 {
@@ -2710,13 +2708,7 @@ mod tests {
     /// whose tokens join some of those letters and straddle others' edges.
     #[test]
     fn cut_pieces_keep_the_ids_of_the_merges() {
-        let mut seed: u64 = 11;
-        let mut rand = move |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut rand = lcg(11);
         let letters = ["中", "文", "字", "ん", "я", "é", "a"];
         let mut cut = 0;
         for _ in 0..40 {
