@@ -72,13 +72,15 @@ fn main() {
         .chain(std::iter::repeat_n(("repeated", &b), repeats));
     // `PERF_CTL=FIFO`: `perf record -D -1 --control=fifo:FIFO` records the unseen pass alone.
     let ctl = std::env::var_os("PERF_CTL");
+    // `PERF_PASS=repeated`: record the repeated passes instead.
+    let recorded = std::env::var("PERF_PASS").unwrap_or_else(|_| "unseen".into());
     let perf = |cmd: &str| {
         if let Some(p) = &ctl {
             std::fs::write(p, cmd).unwrap();
         }
     };
     for (name, text) in passes {
-        if name == "unseen" {
+        if name == recorded {
             perf("enable\n");
         }
         let t = cpu_seconds();
@@ -89,7 +91,7 @@ fn main() {
             n += out.len();
         }
         let s = cpu_seconds() - t;
-        if name == "unseen" {
+        if name == recorded {
             perf("disable\n");
         }
         eprintln!(
