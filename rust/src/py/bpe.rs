@@ -14,9 +14,10 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString};
 use rayon::prelude::*;
 
+use super::utf8::{self, Text, Texts, Utf8};
 use super::{
     batch_rounds, grouped, parallel, parallel_batch, round_bytes, to_py, with_buffer,
     HOLD_GIL_BYTES,
@@ -188,7 +189,7 @@ impl PyEncoder {
     fn encode_batch_pipelined<'py>(
         &self,
         py: Python<'py>,
-        texts: &[PyBackedStr],
+        texts: &[Text],
         allowed: &[Rank],
         par: Parallel,
     ) -> PyResult<Bound<'py, PyList>> {
@@ -327,11 +328,11 @@ impl PyEncoder {
     fn encode_ordinary<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.encode(py, text, Vec::new(), num_threads, chunk_bytes)
+        self.encode_str(py, &text, Vec::new(), num_threads, chunk_bytes)
     }
 
     /// Encodes with the special tokens whose ids are in `allowed` recognised.
@@ -340,35 +341,12 @@ impl PyEncoder {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
         allowed: Vec<Rank>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let par = parallel(num_threads, chunk_bytes)?;
-        if text.len() < HOLD_GIL_BYTES && par.threads == 1 && par.chunk_bytes.is_none() {
-            return self.encode_short(py, &text, &allowed);
-        }
-        if text.len() > round_bytes(par) {
-            // Large texts go in rounds, with Ctrl-C looked at between them.
-            let parts = self.encode_rounds(py, &text, &allowed, par)?;
-            return self.parts_list(py, &parts);
-        }
-        let ids = py
-            .detach(|| {
-                if par.threads == 1 && par.chunk_bytes.is_none() {
-                    let mut out = Vec::with_capacity(text.len() / 4);
-                    self.inner
-                        .encode_into(&text, &allowed, &mut out)
-                        .map(|_| out)
-                } else {
-                    self.inner
-                        .encode_texts(&[&*text], &allowed, par)
-                        .map(|mut v| v.pop().unwrap_or_default())
-                }
-            })
-            .map_err(to_py)?;
-        self.id_list(py, &ids)
+        self.encode_str(py, &text, allowed, num_threads, chunk_bytes)
     }
 
     /// `encode` with every special token disallowed: the ids of `text`, or None when it holds
@@ -377,28 +355,31 @@ impl PyEncoder {
     fn encode_plain<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        if self.inner.has_special(&text) {
+        let text: &str = &text;
+        if self.inner.has_special(text) {
             return Ok(None);
         }
-        self.encode(py, text, Vec::new(), Some(1), None).map(Some)
+        self.encode_str(py, text, Vec::new(), Some(1), None)
+            .map(Some)
     }
 
     /// `count` with every special token disallowed and no limit: None when `text` holds a
     /// special token (see `encode_plain`).
-    fn count_plain(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Option<usize>> {
-        if self.inner.has_special(&text) {
+    fn count_plain(&self, py: Python<'_>, text: Utf8<'_>) -> PyResult<Option<usize>> {
+        let text: &str = &text;
+        if self.inner.has_special(text) {
             return Ok(None);
         }
         if text.len() < HOLD_GIL_BYTES {
             return with_buffer(&SHORT_IDS, |out| {
                 out.clear();
-                self.inner.encode_ordinary_into(&text, out).map_err(to_py)?;
+                self.inner.encode_ordinary_into(text, out).map_err(to_py)?;
                 Ok(Some(out.len()))
             });
         }
-        self.count(py, text, Vec::new(), None, Some(1), None)
+        self.count_str(py, text, Vec::new(), None, Some(1), None)
             .map(Some)
     }
 
@@ -406,18 +387,19 @@ impl PyEncoder {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         allowed: Vec<Rank>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
+        let texts: &[Text] = &texts;
+        let par = parallel_batch(num_threads, chunk_bytes, texts)?;
         if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
             // Large batches go in rounds, with Ctrl-C looked at between them.
-            return self.encode_batch_rounds(py, &texts, &allowed, par);
+            return self.encode_batch_rounds(py, texts, &allowed, par);
         }
         if par.threads > 1 && texts.len() > 1 {
-            return self.encode_batch_pipelined(py, &texts, &allowed, par);
+            return self.encode_batch_pipelined(py, texts, &allowed, par);
         }
         let lists = py
             .detach(|| {
@@ -435,23 +417,13 @@ impl PyEncoder {
     fn count(
         &self,
         py: Python<'_>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
         allowed: Vec<Rank>,
         limit: Option<usize>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<usize> {
-        let par = parallel(num_threads, chunk_bytes)?;
-        if text.len() > round_bytes(par) {
-            // Large texts go in rounds, with Ctrl-C looked at between them.
-            return self.count_rounds(py, &text, &allowed, limit, par);
-        }
-        py.detach(|| {
-            self.inner
-                .count_texts(&[&*text], &allowed, limit, par)
-                .map(|v| v[0])
-        })
-        .map_err(to_py)
+        self.count_str(py, &text, allowed, limit, num_threads, chunk_bytes)
     }
 
     /// `count` of each text.
@@ -459,16 +431,17 @@ impl PyEncoder {
     fn count_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         allowed: Vec<Rank>,
         limit: Option<usize>,
         num_threads: Option<usize>,
         chunk_bytes: Option<usize>,
     ) -> PyResult<Vec<usize>> {
-        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
+        let texts: &[Text] = &texts;
+        let par = parallel_batch(num_threads, chunk_bytes, texts)?;
         if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
             // Large batches go in rounds, with Ctrl-C looked at between them.
-            return self.count_batch_rounds(py, &texts, &allowed, limit, par);
+            return self.count_batch_rounds(py, texts, &allowed, limit, par);
         }
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
@@ -496,24 +469,46 @@ impl PyEncoder {
     fn find_special(
         &self,
         py: Python<'_>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
         among: Vec<Rank>,
     ) -> PyResult<Option<(usize, Rank)>> {
-        py.detach(|| self.inner.find_special(&text, &among))
+        let text: &str = &text;
+        py.detach(|| self.inner.find_special(text, &among))
             .map_err(to_py)
     }
 
     /// `find_special` over a batch in one call: the first text holding one of `among`, as
     /// (its index, the byte offset, the id). A call per text was a tenth of a bulk call over
     /// 8 KiB documents whose pieces were known (the GIL released and taken back each time).
+    /// Only the texts that hold the first two characters of one of them are read as UTF-8:
+    /// the encode call that follows reads them all again (`utf8`: nothing is kept on the
+    /// strings).
     fn find_special_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'_, PyString>>,
         among: Vec<Rank>,
     ) -> PyResult<Option<(usize, usize, Rank)>> {
+        let heads: Option<Vec<utf8::Head>> = among
+            .iter()
+            .map(|&id| {
+                let b = self.inner.token_bytes(id).ok()?;
+                let mut c = std::str::from_utf8(b).ok()?.chars();
+                Some((c.next()?, c.next()))
+            })
+            .collect();
+        let mut which = Vec::new();
+        let mut held = Vec::new();
+        for (i, s) in texts.into_iter().enumerate() {
+            if utf8::may_hold(&s, heads.as_deref())? {
+                which.push(i);
+                held.push(s);
+            }
+        }
+        let held = Texts::new(held)?;
+        let held: &[Text] = &held;
         py.detach(|| {
-            for (i, t) in texts.iter().enumerate() {
+            for (&i, t) in which.iter().zip(held) {
                 if let Some((at, id)) = self.inner.find_special(t, &among)? {
                     return Ok(Some((i, at, id)));
                 }
@@ -545,9 +540,10 @@ impl PyEncoder {
     }
 
     /// Number of characters at the start of `text` that can be encoded apart from the rest.
-    fn safe_prefix(&self, py: Python<'_>, text: PyBackedStr) -> usize {
+    fn safe_prefix(&self, py: Python<'_>, text: Utf8<'_>) -> usize {
+        let text: &str = &text;
         py.detach(|| {
-            let cut = self.inner.safe_prefix(&text);
+            let cut = self.inner.safe_prefix(text);
             text[..cut].chars().count()
         })
     }
@@ -614,7 +610,7 @@ impl PyEncoder {
     fn encode_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         allowed: Vec<Rank>,
         width: usize,
         separator: Option<(Rank, bool)>,
@@ -622,13 +618,14 @@ impl PyEncoder {
         chunk_bytes: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
-        let par = parallel_batch(num_threads, chunk_bytes, &texts)?;
+        let texts: &[Text] = &texts;
+        let par = parallel_batch(num_threads, chunk_bytes, texts)?;
         let width = Width::from_bytes(width).map_err(to_py)?;
         let separator = separator.map(|(id, prepend)| Separator { id, prepend });
         if texts.iter().map(|t| t.len()).sum::<usize>() > round_bytes(par) {
             // Large inputs go in rounds, with Ctrl-C looked at between them.
             let (rounds, offsets) =
-                self.encode_flat_rounds(py, &texts, &allowed, separator, edges.as_deref(), par)?;
+                self.encode_flat_rounds(py, texts, &allowed, separator, edges.as_deref(), par)?;
             return rounds_bytes(py, &rounds, &offsets, width, par.threads);
         }
         let parts = py
@@ -873,6 +870,64 @@ struct FileOptions<'a> {
 }
 
 impl PyEncoder {
+    /// `encode` of `text`'s UTF-8.
+    fn encode_str<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<Rank>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        if text.len() < HOLD_GIL_BYTES && par.threads == 1 && par.chunk_bytes.is_none() {
+            return self.encode_short(py, text, &allowed);
+        }
+        if text.len() > round_bytes(par) {
+            // Large texts go in rounds, with Ctrl-C looked at between them.
+            let parts = self.encode_rounds(py, text, &allowed, par)?;
+            return self.parts_list(py, &parts);
+        }
+        let ids = py
+            .detach(|| {
+                if par.threads == 1 && par.chunk_bytes.is_none() {
+                    let mut out = Vec::with_capacity(text.len() / 4);
+                    self.inner
+                        .encode_into(text, &allowed, &mut out)
+                        .map(|_| out)
+                } else {
+                    self.inner
+                        .encode_texts(&[&*text], &allowed, par)
+                        .map(|mut v| v.pop().unwrap_or_default())
+                }
+            })
+            .map_err(to_py)?;
+        self.id_list(py, &ids)
+    }
+
+    /// `count` of `text`'s UTF-8.
+    fn count_str(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<Rank>,
+        limit: Option<usize>,
+        num_threads: Option<usize>,
+        chunk_bytes: Option<usize>,
+    ) -> PyResult<usize> {
+        let par = parallel(num_threads, chunk_bytes)?;
+        if text.len() > round_bytes(par) {
+            // Large texts go in rounds, with Ctrl-C looked at between them.
+            return self.count_rounds(py, text, &allowed, limit, par);
+        }
+        py.detach(|| {
+            self.inner
+                .count_texts(&[text], &allowed, limit, par)
+                .map(|v| v[0])
+        })
+        .map_err(to_py)
+    }
+
     /// `encode` of one large text, in rounds cut at independent cuts: the ids of each round
     /// (the list is made from them, with no copy of all the ids in one buffer between).
     fn encode_rounds(
@@ -908,7 +963,7 @@ impl PyEncoder {
     fn encode_batch_rounds<'py>(
         &self,
         py: Python<'py>,
-        texts: &[PyBackedStr],
+        texts: &[Text],
         allowed: &[Rank],
         par: Parallel,
     ) -> PyResult<Bound<'py, PyList>> {
@@ -973,7 +1028,7 @@ impl PyEncoder {
     fn encode_flat_rounds(
         &self,
         py: Python<'_>,
-        texts: &[PyBackedStr],
+        texts: &[Text],
         allowed: &[Rank],
         separator: Option<Separator>,
         edges: Option<&[(bool, bool)]>,
@@ -1112,7 +1167,7 @@ impl PyEncoder {
     fn count_batch_rounds(
         &self,
         py: Python<'_>,
-        texts: &[PyBackedStr],
+        texts: &[Text],
         allowed: &[Rank],
         limit: Option<usize>,
         par: Parallel,

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
 use crate::bpe::encode::Parallel;
@@ -29,6 +28,7 @@ mod rows;
 mod sentencepiece;
 mod spares;
 mod training;
+mod utf8;
 mod wordpiece;
 mod words;
 
@@ -184,7 +184,7 @@ const SMALL_BATCH_BYTES: usize = 64 << 10;
 fn parallel_batch(
     num_threads: Option<usize>,
     chunk_bytes: Option<usize>,
-    texts: &[PyBackedStr],
+    texts: &[impl std::ops::Deref<Target = str>],
 ) -> PyResult<Parallel> {
     let par = parallel(num_threads, chunk_bytes)?;
     let small = || texts.iter().map(|t| t.len()).sum::<usize>() < SMALL_BATCH_BYTES;
@@ -254,7 +254,10 @@ pub(super) fn round_bytes(par: Parallel) -> usize {
 
 /// The texts of a batch grouped into rounds: (first, end) ranges of texts whose total is at most
 /// `size` bytes, or a single text (which may be larger; it is then cut into rounds itself).
-pub(super) fn batch_rounds(texts: &[PyBackedStr], size: usize) -> Vec<(usize, usize)> {
+pub(super) fn batch_rounds(
+    texts: &[impl std::ops::Deref<Target = str>],
+    size: usize,
+) -> Vec<(usize, usize)> {
     grouped(texts.iter().map(|t| t.len() as u64), size as u64)
 }
 
