@@ -4,10 +4,10 @@
 //! Lists of ids share one int object per id (`ints`), as the `Encoder`'s do.
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 use rayon::prelude::*;
 
+use super::utf8::{Text, Texts, Utf8};
 use super::{parallel_batch, to_py, with_buffer, HOLD_GIL_BYTES};
 use crate::bpe::flat::{put, Width};
 use crate::error::Error;
@@ -56,7 +56,7 @@ impl PySentencePiece {
     fn encode_groups(
         &self,
         py: Python<'_>,
-        texts: &[PyBackedStr],
+        texts: &[Text],
         num_threads: Option<usize>,
         sample: Option<(f64, i64, u64)>,
     ) -> PyResult<Vec<(Vec<Rank>, Vec<u32>)>> {
@@ -169,9 +169,10 @@ impl PySentencePiece {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
         sample: Option<(f64, i64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let text: &str = &text;
         let sampling = sampling(sample, 0);
         if text.len() < HOLD_GIL_BYTES {
             // A line of text: encoded with the GIL held, in the buffers of the last such call
@@ -180,19 +181,14 @@ impl PySentencePiece {
             return with_buffer(&SHORT_BUFFERS, |(scratch, ids)| {
                 ids.clear();
                 self.inner
-                    .encode_sampled_into(&text, sampling, scratch, ids, None);
+                    .encode_sampled_into(text, sampling, scratch, ids, None);
                 self.id_list(py, ids)
             });
         }
         let ids = py.detach(|| {
             let mut ids = Vec::new();
-            self.inner.encode_sampled_into(
-                &text,
-                sampling,
-                &mut Scratch::default(),
-                &mut ids,
-                None,
-            );
+            self.inner
+                .encode_sampled_into(text, sampling, &mut Scratch::default(), &mut ids, None);
             ids
         });
         self.id_list(py, &ids)
@@ -203,14 +199,15 @@ impl PySentencePiece {
     fn encode_with_offsets(
         &self,
         py: Python<'_>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
     ) -> (Vec<Rank>, Vec<(usize, usize)>) {
+        let text: &str = &text;
         py.detach(|| {
             let mut ids = Vec::new();
             let mut spans = Vec::new();
             self.inner
-                .encode_into(&text, &mut Scratch::default(), &mut ids, Some(&mut spans));
-            (ids, char_spans(&text, &spans))
+                .encode_into(text, &mut Scratch::default(), &mut ids, Some(&mut spans));
+            (ids, char_spans(text, &spans))
         })
     }
 
@@ -220,11 +217,12 @@ impl PySentencePiece {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         num_threads: Option<usize>,
         sample: Option<(f64, i64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let groups = self.encode_groups(py, &texts, num_threads, sample)?;
+        let texts: &[Text] = &texts;
+        let groups = self.encode_groups(py, texts, num_threads, sample)?;
         let mut lists = super::BatchLists::with_capacity(py, texts.len());
         for (ids, ends) in &groups {
             let mut start = 0;
@@ -243,17 +241,18 @@ impl PySentencePiece {
     fn encode_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         width: usize,
         num_threads: Option<usize>,
         sample: Option<(f64, i64, u64)>,
     ) -> PyResult<(Bound<'py, PyMemoryView>, Bound<'py, PyByteArray>)> {
+        let texts: &[Text] = &texts;
         if width != 2 && width != 4 {
             return Err(to_py(Error::Invalid(format!(
                 "width must be 2 or 4 bytes, got {width}"
             ))));
         }
-        let groups = self.encode_groups(py, &texts, num_threads, sample)?;
+        let groups = self.encode_groups(py, texts, num_threads, sample)?;
         let total: usize = groups.iter().map(|g| g.0.len()).sum();
         let mut offsets = Vec::with_capacity(8 * (texts.len() + 1));
         offsets.extend_from_slice(&0u64.to_le_bytes());
@@ -282,15 +281,17 @@ impl PySentencePiece {
     }
 
     /// The pieces (texts) of `text`'s ids.
-    fn encode_pieces(&self, py: Python<'_>, text: PyBackedStr) -> Vec<String> {
-        py.detach(|| self.inner.encode_pieces(&text))
+    fn encode_pieces(&self, py: Python<'_>, text: Utf8<'_>) -> Vec<String> {
+        let text: &str = &text;
+        py.detach(|| self.inner.encode_pieces(text))
     }
 
     /// What the model sees of `text` (spaces as `▁` where the model escapes them).
-    fn normalize(&self, py: Python<'_>, text: PyBackedStr) -> String {
+    fn normalize(&self, py: Python<'_>, text: Utf8<'_>) -> String {
+        let text: &str = &text;
         py.detach(|| {
             let mut out = Vec::new();
-            self.inner.normalize(&text, &mut out, None);
+            self.inner.normalize(text, &mut out, None);
             String::from_utf8(out).unwrap_or_default()
         })
     }

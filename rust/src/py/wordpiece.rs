@@ -10,10 +10,10 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyList};
 use rayon::prelude::*;
 
+use super::utf8::{Text, Texts, Utf8};
 use super::{batch_rounds, parallel_batch, round_bytes, to_py, with_buffer, HOLD_GIL_BYTES};
 use crate::bpe::encode::Parallel;
 use crate::error::Error;
@@ -104,22 +104,23 @@ impl PyWordPiece {
         self.inner.segment_cache()
     }
 
-    fn encode<'py>(&self, py: Python<'py>, text: PyBackedStr) -> PyResult<Bound<'py, PyList>> {
+    fn encode<'py>(&self, py: Python<'py>, text: Utf8<'_>) -> PyResult<Bound<'py, PyList>> {
+        let text: &str = &text;
         if text.len() < HOLD_GIL_BYTES {
             // A few words: encoded with the GIL held into this thread's buffer, as a list of
             // the shared ints.
             return with_buffer(&SHORT_IDS, |ids| {
                 ids.clear();
-                self.inner.encode(&text, ids, None);
+                self.inner.encode(text, ids, None);
                 self.id_list(py, ids)
             });
         }
         let ids = if text.len() > round_bytes(Parallel::SERIAL) {
-            self.encode_rounds(py, &text, false)?.0
+            self.encode_rounds(py, text, false)?.0
         } else {
             py.detach(|| {
                 let mut ids = Vec::new();
-                self.inner.encode(&text, &mut ids, None);
+                self.inner.encode(text, &mut ids, None);
                 ids
             })
         };
@@ -129,15 +130,16 @@ impl PyWordPiece {
     fn encode_with_offsets(
         &self,
         py: Python<'_>,
-        text: PyBackedStr,
+        text: Utf8<'_>,
     ) -> PyResult<crate::wordpiece::model::Encoded> {
+        let text: &str = &text;
         if text.len() > round_bytes(Parallel::SERIAL) {
-            return self.encode_rounds(py, &text, true);
+            return self.encode_rounds(py, text, true);
         }
         Ok(py.detach(|| {
             let mut ids = Vec::new();
             let mut offsets = Vec::new();
-            self.inner.encode(&text, &mut ids, Some(&mut offsets));
+            self.inner.encode(text, &mut ids, Some(&mut offsets));
             (ids, offsets)
         }))
     }
@@ -146,14 +148,15 @@ impl PyWordPiece {
     fn encode_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         with_offsets: bool,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<crate::wordpiece::model::Encoded>> {
-        let par = parallel_batch(num_threads, None, &texts)?;
+        let texts: &[Text] = &texts;
+        let par = parallel_batch(num_threads, None, texts)?;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let mut out = Vec::with_capacity(refs.len());
-        for (first, end) in batch_rounds(&texts, round_bytes(par)) {
+        for (first, end) in batch_rounds(texts, round_bytes(par)) {
             if end - first == 1 && refs[first].len() > round_bytes(par) {
                 out.push(self.encode_rounds(py, refs[first], with_offsets)?);
                 continue;
@@ -175,17 +178,18 @@ impl PyWordPiece {
     fn encode_batch_ids<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let par = parallel_batch(num_threads, None, &texts)?;
+        let texts: &[Text] = &texts;
+        let par = parallel_batch(num_threads, None, texts)?;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let size = round_bytes(par);
         if refs.iter().map(|t| t.len()).sum::<usize>() <= size {
             return self.ids_lists(py, &refs, par.threads);
         }
         let mut lists: Vec<Bound<'py, PyAny>> = Vec::with_capacity(refs.len());
-        for (first, end) in batch_rounds(&texts, size) {
+        for (first, end) in batch_rounds(texts, size) {
             if end - first == 1 && refs[first].len() > size {
                 let ids = self.encode_rounds(py, refs[first], false)?.0;
                 lists.push(self.id_list(py, &ids)?.into_any());
@@ -203,10 +207,11 @@ impl PyWordPiece {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         width: usize,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let texts: &[Text] = &texts;
         if width != 2 && width != 4 {
             return Err(PyValueError::new_err(format!(
                 "width must be 2 or 4, got {width}"
@@ -218,7 +223,7 @@ impl PyWordPiece {
                 self.ints.len()
             )));
         }
-        let par = parallel_batch(num_threads, None, &texts)?;
+        let par = parallel_batch(num_threads, None, texts)?;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let size = round_bytes(par);
         let (flat, ends) = if refs.iter().map(|t| t.len()).sum::<usize>() <= size {
@@ -226,7 +231,7 @@ impl PyWordPiece {
                 .map_err(to_py)?
         } else {
             let (mut flat, mut ends) = (Vec::new(), Vec::with_capacity(refs.len()));
-            for (first, end) in batch_rounds(&texts, size) {
+            for (first, end) in batch_rounds(texts, size) {
                 if end - first == 1 && refs[first].len() > size {
                     flat.extend(self.encode_rounds(py, refs[first], false)?.0);
                     ends.push(flat.len());
@@ -373,17 +378,18 @@ impl PyWordPiece {
 #[pyo3(signature = (text, *, clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true))]
 fn bert_pre_tokenize(
     py: Python<'_>,
-    text: PyBackedStr,
+    text: Utf8<'_>,
     clean_text: bool,
     handle_chinese_chars: bool,
     strip_accents: bool,
     lowercase: bool,
 ) -> Vec<(String, (u32, u32))> {
+    let text: &str = &text;
     let opts = BertOptions {
         clean_text,
         handle_chinese_chars,
         strip_accents,
         lowercase,
     };
-    py.detach(|| crate::wordpiece::model::pre_tokenize(&opts, &text))
+    py.detach(|| crate::wordpiece::model::pre_tokenize(&opts, text))
 }
