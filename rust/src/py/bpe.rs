@@ -489,7 +489,7 @@ impl PyEncoder {
         texts: Vec<Bound<'_, PyString>>,
         among: Vec<Rank>,
     ) -> PyResult<Option<(usize, usize, Rank)>> {
-        let heads: Option<Vec<utf8::Head>> = among
+        let mut heads: Option<Vec<utf8::Head>> = among
             .iter()
             .map(|&id| {
                 let b = self.inner.token_bytes(id).ok()?;
@@ -497,6 +497,11 @@ impl PyEncoder {
                 Some((c.next()?, c.next()))
             })
             .collect();
+        // One search per distinct start (Llama 3's 256 special tokens all start with "<|").
+        if let Some(h) = heads.as_mut() {
+            h.sort_unstable();
+            h.dedup();
+        }
         let mut which = Vec::new();
         let mut held = Vec::new();
         for (i, s) in texts.into_iter().enumerate() {

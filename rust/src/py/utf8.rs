@@ -298,13 +298,8 @@ pub(crate) fn may_hold(s: &Bound<'_, PyString>, heads: Option<&[Head]>) -> PyRes
         Ok(heads.iter().any(|&(a, b)| {
             let (a, b) = (a as u32, b.map(|b| b as u32));
             match data {
-                PyStringData::Ucs1(u) => match b {
-                    _ if a > 0xFF => false,
-                    Some(b) if b <= 0xFF => memchr::memmem::find(u, &[a as u8, b as u8]).is_some(),
-                    Some(_) => false,
-                    None => memchr::memchr(a as u8, u).is_some(),
-                },
-                PyStringData::Ucs2(u) => a <= 0xFFFF && code_units::holds(u, a as u16, b),
+                PyStringData::Ucs1(u) => code_units::holds(u, a, b),
+                PyStringData::Ucs2(u) => code_units::holds(u, a, b),
                 PyStringData::Ucs4(u) => code_units::holds(u, a, b),
             }
         }))
