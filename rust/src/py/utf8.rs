@@ -61,6 +61,25 @@ fn give_back(mut buf: Vec<u8>) {
     });
 }
 
+/// This thread's buffer while a call holds it: taken the first time a text needs converting,
+/// given back when dropped (with the call's arguments, or on an error).
+#[derive(Default)]
+struct Held(Option<Vec<u8>>);
+
+impl Held {
+    fn get(&mut self) -> &mut Vec<u8> {
+        self.0.get_or_insert_with(take_scratch)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(buf) = self.0.take() {
+            give_back(buf);
+        }
+    }
+}
+
 /// UTF-8 owned by the `Utf8` or `Texts` it is reached through (the `str` it was lent by, or
 /// their buffer). Neither `Copy` nor `Clone`: a borrow of it cannot outlive its owner.
 pub(crate) struct Text {
@@ -92,9 +111,9 @@ enum Place {
     Converted(usize, usize),
 }
 
-/// The UTF-8 of `s`: its own bytes when it has them, else appended to `buf` (this thread's
-/// buffer, taken the first time one is needed).
-fn place(s: &Bound<'_, PyString>, buf: &mut Option<Vec<u8>>) -> PyResult<Place> {
+/// The UTF-8 of `s`: its own bytes when it has them, else appended to this thread's buffer
+/// (`held`).
+fn place(s: &Bound<'_, PyString>, held: &mut Held) -> PyResult<Place> {
     #[cfg(not(feature = "abi3"))]
     {
         use pyo3::types::string::PyStringData;
@@ -105,22 +124,14 @@ fn place(s: &Bound<'_, PyString>, buf: &mut Option<Vec<u8>>) -> PyResult<Place> 
                 return Ok(Place::Lent(b.as_ptr(), b.len()));
             }
         }
-        let buf = buf.get_or_insert_with(take_scratch);
+        let buf = held.get();
         let start = buf.len();
         let done = match data {
             PyStringData::Ucs1(b) => code_units::from_latin1(b, buf),
             PyStringData::Ucs2(u) => code_units::from_ucs2(u, buf),
             PyStringData::Ucs4(u) => code_units::from_ucs4(u, buf),
         };
-        if !done {
-            buf.truncate(start);
-            // A surrogate: CPython's conversion raises its error (and keeps nothing on `s`).
-            s.to_str()?;
-            return Err(pyo3::exceptions::PyUnicodeEncodeError::new_err(
-                "surrogates not allowed",
-            ));
-        }
-        Ok(Place::Converted(start, buf.len() - start))
+        converted(s, buf, start, done)
     }
     #[cfg(feature = "abi3")]
     {
@@ -135,7 +146,7 @@ fn place(s: &Bound<'_, PyString>, buf: &mut Option<Vec<u8>>) -> PyResult<Place> 
             let t = s.to_str()?;
             return Ok(Place::Lent(t.as_ptr(), t.len()));
         }
-        let buf = buf.get_or_insert_with(take_scratch);
+        let buf = held.get();
         let start = buf.len();
         let done = UCS4.with(|u| -> PyResult<bool> {
             let mut u = u.borrow_mut();
@@ -154,19 +165,30 @@ fn place(s: &Bound<'_, PyString>, buf: &mut Option<Vec<u8>>) -> PyResult<Place> 
             }
             Ok(done)
         })?;
-        if !done {
-            buf.truncate(start);
-            s.to_str()?;
-            return Err(pyo3::exceptions::PyUnicodeEncodeError::new_err(
-                "surrogates not allowed",
-            ));
-        }
-        Ok(Place::Converted(start, buf.len() - start))
+        converted(s, buf, start, done)
     }
 }
 
-fn resolve(p: &Place, buf: &Option<Vec<u8>>) -> Text {
-    match (*p, buf) {
+/// The place of the text just appended to `buf` from `start`; where the conversion stopped at a
+/// surrogate (`done` false), what CPython's own conversion raises (it keeps nothing on `s`).
+fn converted(
+    s: &Bound<'_, PyString>,
+    buf: &mut Vec<u8>,
+    start: usize,
+    done: bool,
+) -> PyResult<Place> {
+    if !done {
+        buf.truncate(start);
+        s.to_str()?;
+        return Err(pyo3::exceptions::PyUnicodeEncodeError::new_err(
+            "surrogates not allowed",
+        ));
+    }
+    Ok(Place::Converted(start, buf.len() - start))
+}
+
+fn resolve(p: &Place, held: &Held) -> Text {
+    match (*p, &held.0) {
         (Place::Lent(ptr, len), _) => Text { ptr, len },
         (Place::Converted(at, len), Some(buf)) => Text {
             ptr: buf[at..at + len].as_ptr(),
@@ -180,24 +202,18 @@ fn resolve(p: &Place, buf: &Option<Vec<u8>>) -> Text {
 pub(crate) struct Utf8<'py> {
     _str: Bound<'py, PyString>,
     text: Text,
-    buf: Option<Vec<u8>>,
+    _held: Held,
 }
 
 impl<'py> Utf8<'py> {
     pub(crate) fn new(s: Bound<'py, PyString>) -> PyResult<Self> {
-        let mut buf = None;
-        let p = place(&s, &mut buf);
-        let p = match p {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(_buf) = buf {
-                    give_back(_buf)
-                }
-                return Err(e);
-            }
-        };
-        let text = resolve(&p, &buf);
-        Ok(Utf8 { _str: s, text, buf })
+        let mut held = Held::default();
+        let text = resolve(&place(&s, &mut held)?, &held);
+        Ok(Utf8 {
+            _str: s,
+            text,
+            _held: held,
+        })
     }
 }
 
@@ -206,14 +222,6 @@ impl Deref for Utf8<'_> {
 
     fn deref(&self) -> &str {
         &self.text
-    }
-}
-
-impl Drop for Utf8<'_> {
-    fn drop(&mut self) {
-        if let Some(buf) = self.buf.take() {
-            give_back(buf);
-        }
     }
 }
 
@@ -229,30 +237,22 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Utf8<'py> {
 pub(crate) struct Texts<'py> {
     _strs: Vec<Bound<'py, PyString>>,
     texts: Vec<Text>,
-    buf: Option<Vec<u8>>,
+    _held: Held,
 }
 
 impl<'py> Texts<'py> {
     pub(crate) fn new(strs: Vec<Bound<'py, PyString>>) -> PyResult<Self> {
-        let mut buf = None;
+        let mut held = Held::default();
         let places = strs
             .iter()
-            .map(|s| place(s, &mut buf))
-            .collect::<PyResult<Vec<_>>>();
-        let places = match places {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(_buf) = buf {
-                    give_back(_buf)
-                }
-                return Err(e);
-            }
-        };
-        let texts = places.iter().map(|p| resolve(p, &buf)).collect();
+            .map(|s| place(s, &mut held))
+            .collect::<PyResult<Vec<_>>>()?;
+        // Resolved once every text is placed: the buffer does not move after that.
+        let texts = places.iter().map(|p| resolve(p, &held)).collect();
         Ok(Texts {
             _strs: strs,
             texts,
-            buf,
+            _held: held,
         })
     }
 }
@@ -262,14 +262,6 @@ impl Deref for Texts<'_> {
 
     fn deref(&self) -> &[Text] {
         &self.texts
-    }
-}
-
-impl Drop for Texts<'_> {
-    fn drop(&mut self) {
-        if let Some(buf) = self.buf.take() {
-            give_back(buf);
-        }
     }
 }
 
