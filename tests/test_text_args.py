@@ -11,6 +11,7 @@ token search against a plain ``in`` over the texts, with tokens starting in and 
 from __future__ import annotations
 
 import ctypes
+import functools
 import random
 import sys
 from typing import Any
@@ -46,9 +47,8 @@ def _texts(seed: int, kind: str, count: int, length: int = 60) -> list[str]:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_storage_kind_matches_tiktoken(pair: Pair, kind: str) -> None:  # noqa: F811
     ours, ref = pair
-    # Short texts (encoded with the GIL held) and long ones (released, more than 8 units a
-    # step), one of them above a round of 8 MiB is too slow here, so rounds are left to
-    # test_interrupt.py.
+    # Short texts (encoded with the GIL held) and long ones (the GIL released, ASCII runs long
+    # enough for the 16-unit steps); texts above a round of 8 MiB are test_interrupt.py's.
     texts = _texts(3, kind, 60) + _texts(4, kind, 4, length=20_000)
     want = [ref.encode_ordinary(t) for t in texts]
     for t, w in zip(texts, want):
@@ -71,6 +71,7 @@ def _cache_utf8(text: str) -> None:
     assert fn(text, None)
 
 
+@functools.cache
 def _models() -> dict[str, object]:
     from importlib.resources import files
 
