@@ -178,3 +178,10 @@ def test_lone_surrogates_in_a_checked_batch() -> None:
         with pytest.raises(DisallowedSpecialTokenError) as e:
             enc.encode_batch(texts)
         assert e.value.token == "<|endoftext|>"
+
+def test_training_leaves_no_utf8_on_the_strings() -> None:
+    """Training and the piece counts read their texts as the encoders do."""
+    texts = [t for t in _texts(8, "ucs2", 200, length=400) if not t.isascii() and (len(t) >= 64 or not ABI3)]
+    sizes = [sys.getsizeof(t) for t in texts]
+    bytepair.train_from_iterator(texts, vocab_size=300)
+    assert [sys.getsizeof(t) for t in texts] == sizes

@@ -16,9 +16,9 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyMemoryView};
 
+use super::utf8::{Text, Texts};
 use super::{parallel, to_py, PyEncoder, TextBlock};
 use crate::bpe::encode::Parallel;
 use crate::bpe::flat::{Parts, Separator, Width};
@@ -93,7 +93,7 @@ impl PyBatchEncoder {
     fn encode_texts<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         allowed: Vec<Rank>,
         out: &Bound<'py, PyByteArray>,
         width: usize,
@@ -102,6 +102,7 @@ impl PyBatchEncoder {
         chunk_bytes: Option<usize>,
         edges: Option<Vec<(bool, bool)>>,
     ) -> PyResult<(usize, Bound<'py, PyByteArray>)> {
+        let texts: &[Text] = &texts;
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         // A corpus is read once: its documents are not kept in the segment cache.
         let par = Parallel {

@@ -2,8 +2,8 @@
 //! encoders, in one call (`crate::compare`).
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 
+use super::utf8::Utf8;
 use super::{to_py, PyEncoder};
 use crate::bpe::encode::Encoder;
 use crate::compare::measure_block;
@@ -22,13 +22,14 @@ type Rows = Vec<(u64, u64, u64)>;
 #[pyfunction]
 fn compare_block(
     py: Python<'_>,
-    text: PyBackedStr,
+    text: Utf8<'_>,
     encoders: Vec<Bound<'_, PyEncoder>>,
     classes: &[u8],
 ) -> PyResult<(u64, Rows)> {
+    let text: &str = &text;
     let encs: Vec<&Encoder> = encoders.iter().map(|e| &e.get().inner).collect();
     let (words, rows) = py
-        .detach(|| measure_block(&text, classes, &encs))
+        .detach(|| measure_block(text, classes, &encs))
         .map_err(to_py)?;
     Ok((
         words,

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 
+use super::utf8::{Text, Texts};
 use super::{finish, to_py, Progress, PyEncoder};
 use crate::bpe::encode::Encoder;
 use crate::bpe::train::{train_from, Base, TieBreak, TrainOptions, Trained};
@@ -77,7 +77,8 @@ impl PyPieceCounter {
     }
 
     /// Counts the pieces of each document in `texts` (a list of str).
-    fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
+    fn add_texts(&mut self, py: Python<'_>, texts: Texts<'_>) -> PyResult<()> {
+        let texts: &[Text] = &texts;
         let counter = self.get()?;
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();

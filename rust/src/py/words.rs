@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
 
+use super::utf8::{Text, Texts};
 use super::{finish, parallel, to_py, Progress, PyWordPiece};
 use crate::error::Error;
 use crate::text::normalize::{Charsmap, Normalizer, NormalizerSpec, PrefixMatcher};
@@ -238,9 +238,10 @@ impl PyWordCounter {
     fn add_texts(
         &mut self,
         py: Python<'_>,
-        texts: Vec<PyBackedStr>,
+        texts: Texts<'_>,
         num_threads: Option<usize>,
     ) -> PyResult<()> {
+        let texts: &[Text] = &texts;
         let threads = parallel(num_threads, None)?.threads;
         let counter = self.counting()?;
         py.detach(|| {
