@@ -44,8 +44,11 @@ thread_local! {
 #[cfg(feature = "abi3")]
 const ABI3_SHORT: isize = 64;
 
+// `try_with`: a thread being torn down has no buffer to lend or keep, and gets a fresh one.
 fn take_scratch() -> Vec<u8> {
-    SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    SCRATCH
+        .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
+        .unwrap_or_default()
 }
 
 fn give_back(mut buf: Vec<u8>) {
@@ -53,7 +56,7 @@ fn give_back(mut buf: Vec<u8>) {
         return;
     }
     buf.clear();
-    SCRATCH.with(|s| {
+    let _ = SCRATCH.try_with(|s| {
         let mut s = s.borrow_mut();
         if buf.capacity() > s.capacity() {
             *s = buf;
