@@ -902,7 +902,7 @@ impl PyEncoder {
                         .map(|_| out)
                 } else {
                     self.inner
-                        .encode_texts(&[&*text], &allowed, par)
+                        .encode_texts(&[text], &allowed, par)
                         .map(|mut v| v.pop().unwrap_or_default())
                 }
             })

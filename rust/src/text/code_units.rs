@@ -93,9 +93,9 @@ impl Unit for u32 {
 /// Searched as bytes (`memchr::memmem`, vector compares), a match counted only where it starts
 /// at a unit's first byte.
 pub fn holds<T: Unit>(units: &[T], a: u32, b: Option<u32>) -> bool {
-    let pattern: Vec<T> = match (T::of(a), b.map(T::of)) {
-        (Some(a), None) => vec![a],
-        (Some(a), Some(Some(b))) => vec![a, b],
+    let (pattern, n) = match (T::of(a), b.map(T::of)) {
+        (Some(a), None) => ([a, a], 1),
+        (Some(a), Some(Some(b))) => ([a, b], 2),
         // A code point wider than the units is not there.
         _ => return false,
     };
@@ -104,7 +104,7 @@ pub fn holds<T: Unit>(units: &[T], a: u32, b: Option<u32>) -> bool {
     let bytes = |u: &[T]| unsafe {
         std::slice::from_raw_parts(u.as_ptr() as *const u8, std::mem::size_of_val(u))
     };
-    let (hay, needle) = (bytes(units), bytes(&pattern));
+    let (hay, needle) = (bytes(units), bytes(&pattern[..n]));
     let finder = memchr::memmem::Finder::new(needle);
     let mut from = 0;
     while let Some(at) = finder.find(&hay[from..]) {
@@ -122,7 +122,7 @@ pub fn holds<T: Unit>(units: &[T], a: u32, b: Option<u32>) -> bool {
 
 /// Eight code units, as bytes if all are ASCII.
 #[inline(always)]
-fn ascii8<T: Copy + Into<u32>>(units: &[T]) -> Option<[u8; 8]> {
+fn ascii8<T: Unit>(units: &[T]) -> Option<[u8; 8]> {
     let c: [T; 8] = units.try_into().ok()?;
     let any = c.iter().fold(0u32, |a, &x| a | x.into());
     (any < 0x80).then(|| c.map(|x| x.into() as u8))
