@@ -100,3 +100,52 @@ def test_model_inputs(texts: list[str]) -> None:
     enc = bytepair.get_encoding("cl100k_base").with_special_tokens(roles={"pad": "<|endoftext|>"})
     result = enc(texts[:300], padding=True, return_attention_mask=True)
     _check(dict(result), 600)
+
+
+def _shapes(texts: list[str]) -> dict[str, Any]:
+    enc = bytepair.get_encoding("cl100k_base")
+    inputs = enc.with_special_tokens(roles={"pad": "<|endoftext|>"})
+    wordpiece = bytepair.train_wordpiece_from_iterator(texts, vocab_size=400)
+    unigram = bytepair.train_unigram_from_iterator(texts, vocab_size=400)
+    return {
+        "byte-level BPE": lambda: enc.encode_batch(texts, num_threads=1),
+        "WordPiece": lambda: wordpiece.encode_batch(texts, num_threads=1),
+        "SentencePiece": lambda: unigram.encode_batch(texts, num_threads=1),
+        "model inputs": lambda: inputs(texts, padding=True, return_attention_mask=True),
+    }
+
+
+def test_no_collection_starts_while_the_lists_are_made(texts: list[str]) -> None:
+    # Python 3.11 starts a collection inside the allocation of every 700th container; the
+    # lists of a batch are made with the collector off, and the one that came due runs once,
+    # when it is back on (as 3.12 and later do it, after the call).
+    gc.set_threshold(700, 10, 10)
+    for name, call in _shapes(texts).items():
+        started: list[int] = []
+
+        def seen(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                started.append(info["generation"])
+
+        gc.collect()
+        gc.callbacks.append(seen)
+        try:
+            result = call()
+        finally:
+            gc.callbacks.remove(seen)
+        assert len(started) <= 1, f"{name}: {len(started)} collections during one batch of {len(texts)} texts"
+        _check(result, len(texts))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_left_as_it_was(texts: list[str], enabled: bool) -> None:
+    for name, call in _shapes(texts).items():
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+        try:
+            call()
+            assert gc.isenabled() is enabled, name
+        finally:
+            gc.enable()

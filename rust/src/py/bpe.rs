@@ -259,7 +259,7 @@ impl PyEncoder {
     }
 
     fn id_lists<'py>(&self, py: Python<'py>, lists: &[Vec<Rank>]) -> PyResult<Bound<'py, PyList>> {
-        let mut out = super::BatchLists::with_capacity(py, lists.len());
+        let mut out = super::BatchLists::gil_held(py, lists.len());
         for ids in lists {
             out.push(self.id_list(py, ids)?);
         }

@@ -143,7 +143,7 @@ fn padded_rows<'py>(
     let type_ints: Vec<Bound<'py, PyAny>> = items.iter().map(|(_, t)| small(*t)).collect();
 
     // Each out of the collector's sight until all are made (`BatchLists`).
-    let mut all_ids = super::BatchLists::with_capacity(py, n);
+    let mut all_ids = super::BatchLists::gil_held(py, n);
     let mut all_types = super::BatchLists::with_capacity(py, if types { n } else { 0 });
     let mut all_mask = super::BatchLists::with_capacity(py, if mask { n } else { 0 });
     let mut all_special = super::BatchLists::with_capacity(py, if special { n } else { 0 });

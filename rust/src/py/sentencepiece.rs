@@ -223,7 +223,7 @@ impl PySentencePiece {
     ) -> PyResult<Bound<'py, PyList>> {
         let texts: &[Text] = &texts;
         let groups = self.encode_groups(py, texts, num_threads, sample)?;
-        let mut lists = super::BatchLists::with_capacity(py, texts.len());
+        let mut lists = super::BatchLists::gil_held(py, texts.len());
         for (ids, ends) in &groups {
             let mut start = 0;
             for &end in ends {

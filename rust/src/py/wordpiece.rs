@@ -313,7 +313,7 @@ impl PyWordPiece {
             .detach(|| self.inner.encode_batch_flat(refs, threads))
             .map_err(to_py)?;
         let mut start = 0;
-        let mut lists = super::BatchLists::with_capacity(py, ends.len());
+        let mut lists = super::BatchLists::gil_held(py, ends.len());
         for &end in &ends {
             lists.push(self.id_list(py, &ids[start..end])?);
             start = end;
