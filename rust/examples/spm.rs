@@ -1,6 +1,21 @@
-//! Encodes a text file's lines with a SentencePiece .model, for profiling:
-//! `cargo run --release --example spm -- MODEL TEXT [passes]`.
+//! Encodes text files' lines with a SentencePiece .model, for profiling:
+//! `cargo run --release --example spm -- MODEL TEXT [passes] [TEXT2]`: `passes` over TEXT, then
+//! with TEXT2, one pass over it (unseen after TEXT) and one more (repeated).
 use bytepair_core::sentencepiece::{Scratch, SentencePiece};
+
+fn pass(sp: &SentencePiece, text: &str, scratch: &mut Scratch, ids: &mut Vec<u32>, name: &str) {
+    let t = std::time::Instant::now();
+    ids.clear();
+    for line in text.lines() {
+        sp.encode_into(line, scratch, ids, None);
+    }
+    let s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "{name}: {} ids, {:.1} MB/s",
+        ids.len(),
+        text.len() as f64 / 1e6 / s
+    );
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -15,13 +30,18 @@ fn main() {
     let passes: usize = args.get(3).map_or(3, |p| p.parse().unwrap());
     let mut scratch = Scratch::default();
     let mut ids = Vec::new();
-    for _ in 0..passes {
-        let t = std::time::Instant::now();
-        ids.clear();
-        for line in text.lines() {
-            sp.encode_into(line, &mut scratch, &mut ids, None);
-        }
-        let s = t.elapsed().as_secs_f64();
-        eprintln!("{} ids, {:.1} MB/s", ids.len(), text.len() as f64 / 1e6 / s);
+    for i in 0..passes {
+        pass(
+            &sp,
+            &text,
+            &mut scratch,
+            &mut ids,
+            if i == 0 { "first" } else { "again" },
+        );
+    }
+    if let Some(other) = args.get(4) {
+        let text = std::fs::read_to_string(other).expect("text");
+        pass(&sp, &text, &mut scratch, &mut ids, "unseen");
+        pass(&sp, &text, &mut scratch, &mut ids, "repeated");
     }
 }
