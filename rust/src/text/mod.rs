@@ -5,6 +5,7 @@
 //! per-thread cache of words its models share (`word_cache`). What was measured and tried:
 //! `NOTES.md` here.
 
+pub mod ascii_ws;
 pub mod code_units;
 pub mod normalize;
 pub mod pretok;

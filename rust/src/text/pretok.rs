@@ -46,6 +46,7 @@ use std::ops::ControlFlow;
 
 use crate::error::{Error, Result};
 
+use super::ascii_ws;
 use super::unicode_tables as tables;
 
 // Piece boundaries of the three presets 64 bytes at a time.
@@ -399,6 +400,40 @@ struct WsRun {
 fn ws_run(b: &[u8], i: usize) -> WsRun {
     let (mut p, mut last, mut nl_end) = (i, i, None);
     while p < b.len() {
+        if p - i >= 16 {
+            // A long run (32 MB of newlines is one): ASCII whitespace 64 bytes at a time, then
+            // 16; a block with anything else leaves that to the steps below. Runs in prose are
+            // short and never get here.
+            while let Some(block) = b.get(p..p + 64) {
+                let m = ascii_ws::masks64(block.try_into().unwrap());
+                if m.space != u64::MAX {
+                    break;
+                }
+                if m.newline != 0 {
+                    nl_end = Some(p + 64 - m.newline.leading_zeros() as usize);
+                }
+                last = p + 63;
+                p += 64;
+            }
+            while let Some(block) = b.get(p..p + 16) {
+                let m = ascii_ws::masks(block.try_into().unwrap());
+                let k = m.space.trailing_ones() as usize;
+                if k > 0 {
+                    let nl = u32::from(m.newline) & ((1u32 << k) - 1);
+                    if nl != 0 {
+                        nl_end = Some(p + 32 - nl.leading_zeros() as usize);
+                    }
+                    last = p + k - 1;
+                    p += k;
+                }
+                if k < 16 {
+                    break;
+                }
+            }
+            if p == b.len() {
+                break;
+            }
+        }
         let (k, n) = class_at(b, p);
         if k & WS == 0 {
             break;
@@ -1067,6 +1102,46 @@ mod tests {
                 for len in 1..=10 {
                     check(pair, &digit.repeat(len));
                     check(pair, &format!(" {}a", digit.repeat(len)));
+                }
+            }
+        }
+    }
+
+    /// Long whitespace runs, which `ws_run` walks 64 and 16 bytes at a time past their first
+    /// 16: lengths around the blocks' edges, one newline at every place of a run of spaces, and
+    /// runs that mix in the other whitespace (ASCII and not), before every kind of tail.
+    #[test]
+    fn long_whitespace_runs_equal_regex() {
+        let pairs = pairs();
+        let mut rng = crate::unigram::sample::Rng::new(0x5eed_0019);
+        let units = [
+            " ", "\n", "\t", "\r", "\u{B}", "\u{C}", "\u{A0}", "\u{3000}", "\u{85}", "\r\n",
+        ];
+        let lengths = (14..=52).chain([79, 80, 81, 95, 143, 144, 145, 208]);
+        for pair in &pairs {
+            for len in lengths.clone() {
+                // A newline just past the run's end, inside the block that ends it.
+                for tail in ["", "x", ".", "1", "\u{4E2D}", "\u{301}", "x\n", ".\r "] {
+                    for unit in [" ", "\n", "\t", "\u{B}"] {
+                        check(pair, &format!("a{}{tail}", unit.repeat(len)));
+                    }
+                    let mut run = String::new();
+                    while run.len() < len {
+                        let r = rng.next_u64();
+                        run.push_str(match r % 4 {
+                            0 => units[(r >> 8) as usize % units.len()],
+                            _ => " ",
+                        });
+                    }
+                    check(pair, &format!("{run}{tail}"));
+                    check(pair, &format!("a{run}{tail}"));
+                }
+                for at in 0..len {
+                    let mut run = vec![b' '; len];
+                    run[at] = b'\n';
+                    let run = String::from_utf8(run).unwrap();
+                    check(pair, &format!("{run}x"));
+                    check(pair, &format!("x{run}"));
                 }
             }
         }
