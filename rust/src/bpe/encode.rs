@@ -56,6 +56,7 @@
 //! What was measured and tried: NOTES.md beside this file (the rounds of profiles, their
 //! figures, and what was dropped); throughput against peers in bench/README.md.
 
+use std::cell::Cell;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -1454,7 +1455,7 @@ impl Bpe {
         if piece.is_empty() {
             return;
         }
-        if piece.len() >= LONG_PIECE && piece.len() > self.longest {
+        if self.merges_only(piece.len()) {
             // No token, and not cached: no hash (a pass over a piece of many MB).
             return self.encode_by_merges(piece, out);
         }
@@ -1479,6 +1480,29 @@ impl Bpe {
             }
             _ => self.encode_by_merges(piece, out),
         }
+    }
+
+    /// Whether a piece of `n` bytes goes to `encode_by_merges` whole: longer than every token,
+    /// and too long for the piece cache.
+    #[inline(always)]
+    fn merges_only(&self, n: usize) -> bool {
+        n >= LONG_PIECE && n > self.longest
+    }
+
+    /// The number of ids `encode_by_merges` gives a piece that `merges_only` sends there,
+    /// without writing them (a count of 32 MB of one letter wrote 16 MB of ids into fresh
+    /// pages every call); `None` for models that are not monotone (the heap writes them).
+    fn count_long(&self, piece: &[u8]) -> Option<usize> {
+        debug_assert!(self.merges_only(piece.len()));
+        if !self.monotone {
+            return None;
+        }
+        if uniform::is_uniform(piece) {
+            if let Some(n) = self.count_uniform(piece) {
+                return Some(n);
+            }
+        }
+        Some(self.count_long_monotone(piece))
     }
 
     /// Encodes by merges alone, without the whole-piece lookup.
@@ -1963,7 +1987,7 @@ impl Encoder {
         out: &mut Vec<Rank>,
     ) -> Result<()> {
         let go_on = |_: &mut Vec<Rank>| ControlFlow::<()>::Continue(());
-        if let Some(r) = self.walk_pieces(text, matcher, out, go_on) {
+        if let Some(r) = self.walk_pieces(text, matcher, out, None, go_on) {
             return r.map(drop);
         }
         self.walk_encoding(
@@ -1979,12 +2003,14 @@ impl Encoder {
     /// Encodes `text` (under 4 GiB) into `out` a block of pieces at a time, through this
     /// thread's piece table (`pieces`), calling `after` with `out` after each block and each
     /// special token `matcher` finds; a break stops the walk. `None` where this thread's table
-    /// is in use further up its stack (then `walk_encoding` does it).
+    /// is in use further up its stack (then `walk_encoding` does it). With `counted`, the ids
+    /// of pieces that go to the merges whole (`Bpe::count_long`) are added to it, not written.
     fn walk_pieces<B>(
         &self,
         text: &str,
         matcher: Option<&Matcher>,
         out: &mut Vec<Rank>,
+        counted: Option<&Cell<usize>>,
         mut after: impl FnMut(&mut Vec<Rank>) -> ControlFlow<B>,
     ) -> Option<Result<ControlFlow<B>>> {
         if text.len() > u32::MAX as usize {
@@ -2028,12 +2054,12 @@ impl Encoder {
                         if n < pieces::BLOCK {
                             return ControlFlow::Continue(());
                         }
-                        self.lookup_block(table, cuts, n, bytes, out);
+                        self.lookup_block(table, cuts, n, bytes, out, counted);
                         n = 0;
                         after(out)
                     }
                     Item::Special(id) => {
-                        self.lookup_block(table, cuts, n, bytes, out);
+                        self.lookup_block(table, cuts, n, bytes, out, counted);
                         n = 0;
                         out.push(id);
                         after(out)
@@ -2043,7 +2069,7 @@ impl Encoder {
             if flow.is_break() {
                 return Ok(flow);
             }
-            self.lookup_block(table, cuts, n, bytes, out);
+            self.lookup_block(table, cuts, n, bytes, out, counted);
             Ok(after(out))
         })
     }
@@ -2056,6 +2082,7 @@ impl Encoder {
         n: usize,
         text: &[u8],
         out: &mut Vec<Rank>,
+        counted: Option<&Cell<usize>>,
     ) {
         // The shared piece cache serves a piece one thread merged to the others: on a thread
         // of a pool (a call on several threads). A call on one thread has every short piece it
@@ -2069,7 +2096,7 @@ impl Encoder {
             n,
             out,
             |c| self.piece_peek(c, text, shared),
-            |t, c, out| self.piece_slow(t, c, text, shared, out),
+            |t, c, out| self.piece_slow(t, c, text, shared, out, counted),
         );
     }
 
@@ -2158,7 +2185,8 @@ impl Encoder {
     }
 
     /// A piece `pieces::lookup_block` did not find in its home slot: found elsewhere in the
-    /// table, or encoded and put there (pieces of 16 bytes or more are not kept there).
+    /// table, or encoded and put there (pieces of 16 bytes or more are not kept there); with
+    /// `counted`, a piece the merges take whole is counted there instead (`walk_pieces`).
     #[inline(never)]
     fn piece_slow(
         &self,
@@ -2167,10 +2195,17 @@ impl Encoder {
         text: &[u8],
         shared: Option<&PieceCache>,
         out: &mut Vec<Rank>,
+        counted: Option<&Cell<usize>>,
     ) {
         let (at, n) = (c.at as usize, c.n as usize);
         if c.key == pieces::NO_KEY {
             let piece = &text[at..at + n];
+            if let Some(counted) = counted.filter(|_| self.bpe.merges_only(n)) {
+                if let Some(k) = self.bpe.count_long(piece) {
+                    counted.set(counted.get() + k);
+                    return;
+                }
+            }
             if !piece.is_ascii() {
                 if let Some(atoms) = self.bpe.atoms() {
                     if self.encode_cut(table, atoms, piece, out) {
@@ -2253,8 +2288,10 @@ impl Encoder {
         total: &AtomicUsize,
         limit: Option<usize>,
     ) -> Result<()> {
-        // The ids are made into `ids`, which is emptied as they are counted.
+        // The ids are made into `ids`, which is emptied as they are counted; those of pieces
+        // the merges take whole are counted into `long` without being made.
         let mut ids: Vec<Rank> = Vec::with_capacity(2 * COUNT_FLUSH);
+        let long = Cell::new(0usize);
         let mut local = 0usize;
         let mut seen = 0usize; // what `total` was at the last look
         let mut step = |ids: &mut Vec<Rank>| {
@@ -2262,6 +2299,7 @@ impl Encoder {
                 local += ids.len();
                 ids.clear();
             }
+            local += long.take();
             if let Some(limit) = limit {
                 let now = local + ids.len();
                 if now >= COUNT_FLUSH || seen + now > limit {
@@ -2276,13 +2314,13 @@ impl Encoder {
             }
             ControlFlow::Continue(())
         };
-        match self.walk_pieces(text, matcher, &mut ids, &mut step) {
+        match self.walk_pieces(text, matcher, &mut ids, Some(&long), &mut step) {
             Some(r) => r.map(drop)?,
             None => self
                 .walk_encoding(text, matcher, &mut ids, &mut step)
                 .map(drop)?,
         }
-        total.fetch_add(local + ids.len(), Ordering::Relaxed);
+        total.fetch_add(local + long.get() + ids.len(), Ordering::Relaxed);
         Ok(())
     }
 

@@ -233,10 +233,38 @@ impl Bpe {
     /// instructions there (cachegrind, a cold o200k pass over multilingual text).
     #[inline(never)]
     pub(super) fn encode_long_monotone(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        let Some(node) = self.merge_long_monotone(piece) else {
+            return self.encode_long_heap(piece, out);
+        };
+        let (n, mut i) = (node.n(), 0);
+        while i < n {
+            out.push(node.tok(i as usize));
+            i = node.next(i as usize);
+        }
+    }
+
+    /// The number of ids `encode_long_monotone` appends, without writing them.
+    #[inline(never)]
+    pub(super) fn count_long_monotone(&self, piece: &[u8]) -> usize {
+        let Some(node) = self.merge_long_monotone(piece) else {
+            let mut out = Vec::new();
+            self.encode_long_heap(piece, &mut out);
+            return out.len();
+        };
+        let (n, mut i, mut count) = (node.n(), 0, 0);
+        while i < n {
+            count += 1;
+            i = node.next(i as usize);
+        }
+        count
+    }
+
+    /// The tokens of `piece` once merged, as `Tokens`; `None` where positions and ids would not
+    /// fit a `Tokens` word (2 GiB of one piece), which the heap then encodes.
+    fn merge_long_monotone(&self, piece: &[u8]) -> Option<Tokens<'_>> {
         debug_assert!(self.monotone);
         if piece.len() >= START as usize || self.spans.len() >= START as usize {
-            // Positions and ids would not fit a `Tokens` word (2 GiB of one piece).
-            return self.encode_long_heap(piece, out);
+            return None;
         }
         let n = piece.len() as u32;
         let mut word = Vec::with_capacity(piece.len());
@@ -308,11 +336,7 @@ impl Bpe {
                 b = queue.release(b);
             }
         }
-        let mut i = 0;
-        while i < n {
-            out.push(node.tok(i as usize));
-            i = node.next(i as usize);
-        }
+        Some(node)
     }
 }
 
