@@ -47,7 +47,7 @@ def test_counts_around_special_tokens(name: str, rank_dir: pathlib.Path) -> None
 
 
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "gpt2"])
-@pytest.mark.parametrize("unit", ["\n", " ", "a", "ab", "e\u0301", "7", " \n"])
+@pytest.mark.parametrize("unit", ["\n", " ", "a", "ab", "e\u0301", "7", " \n", "\u4e2d\u6587"])
 def test_counts_of_long_runs_are_encode_lengths(name: str, unit: str) -> None:
     """Past the threads' chunks and the rounds (tiktoken is quadratic on one long piece, so
     these are checked against our encode, which the tests above tie to tiktoken's)."""
