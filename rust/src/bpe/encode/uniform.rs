@@ -37,9 +37,9 @@ impl Bpe {
         };
         let n: usize = runs.iter().map(|&(_, c)| c).sum();
         out.reserve(n);
-        // Millions of ids go into memory the process has not touched yet (a call's output is
-        // fresh memory): in huge pages, 32 MB of newlines took 4 page faults rather than
-        // 2,048 (encode_ordinary 12.4 -> 9.5 ms; `bpe/NOTES.md`, nineteenth round).
+        // Millions of ids go into memory the process has not touched yet (whatever buffer the
+        // caller gave, it grows here): in huge pages, `encode_ordinary` of 32 MB of newlines
+        // took 9.5 ms rather than 12.4 (`bpe/NOTES.md`, nineteenth round).
         let spare = out.spare_capacity_mut();
         super::advise_huge(spare.as_ptr().cast(), std::mem::size_of_val(spare));
         for &(t, c) in &runs {
