@@ -21,9 +21,12 @@ Sections (ratios are bytepair / peer: above 1 is bytepair ahead):
          wall time on more. Every peer's ids on B are checked against bytepair's (a hash of the uint32
          ids): "exact" column.
   cliff  one repeated character or short unit ("\\n", a digit, "e" + U+0301, a letter, a
-         space, "ab"), 4 MB and 32 MB of it, in a fresh process each (CPU time, best of three
-         calls), count (the encoding alone) and encode_ordinary (with the list it returns): the
-         time at 32 MB over the time at 4 MB (linear: 8).
+         space, "ab"), 4 MB and 32 MB of it (--cliff-mb 4,32,256 adds a size), in a fresh process
+         each (CPU time, best of three calls), count (the encoding alone) and encode_ordinary
+         (with the list it returns): the time at 32 MB over the time at 4 MB (linear: 8). Beside
+         them one plain pass over the same text (str.find): at 4 MB the text stays in the
+         last-level cache between calls, at 32 MB it does not, and that pass's ratio is what
+         the memory alone does to a call that is a few passes.
   short  encode_ordinary / encode / count / decode of a few words, in ns per call (best of
          --repeat runs of 100,000 calls), one pinned process per tool: bytepair, tiktoken,
          fastokens, gigatoken (count is len(encode(..)) where a peer has none).
@@ -206,7 +209,9 @@ def cliff_worker(args: argparse.Namespace) -> None:
     # "count" is the encoding alone; "list" adds the Python list of ids that encode_ordinary
     # returns (8 bytes a token, past the last-level cache at 32 MB of one digit).
     out = {}
-    for name, call in (("count", e.count), ("list", e.encode_ordinary)):
+    # "pass": one plain pass over the same text (str.find of a character it does not hold),
+    # what the memory hierarchy alone makes of 8x the text on this machine.
+    for name, call in (("count", e.count), ("list", e.encode_ordinary), ("pass", lambda t: t.find("\0"))):
         best = float("inf")
         for _ in range(3):
             t = time.process_time()
@@ -218,22 +223,28 @@ def cliff_worker(args: argparse.Namespace) -> None:
 
 def cliff(args: argparse.Namespace, tmp: Path, out: dict[str, Any]) -> list[str]:
     fails: list[str] = []
-    print("\ncliff: one repeated unit, CPU seconds (best of 3) at 4 / 32 MB and their ratio,"
-          " for count (the encoding) and encode_ordinary (with its list)")
+    sizes = [int(mb) for mb in args.cliff_mb.split(",")]
+    print(f"\ncliff: one repeated unit, CPU seconds (best of 3) at {' / '.join(map(str, sizes))} MB and"
+          " the ratio of each to the one before, for count (the encoding alone), encode_ordinary"
+          " (with its list) and one plain pass over the text (str.find: the machine's own ratio)")
+    nan = {"count": float("nan"), "list": float("nan"), "pass": float("nan")}
     for enc in args.encodings:
         for i, unit in enumerate(CLIFF_UNITS):
             rows = []
-            for mb in (4, 32):
+            for mb in sizes:
                 r = run(["--cliff", "--encoding", enc, "--corpus", str(i), "--mb", str(mb), "--tmp", str(tmp)],
                         1, args.timeout)
-                rows.append(r if isinstance(r, dict) else {"count": float("nan"), "list": float("nan")})
-            out[f"cliff/{enc}/{unit!r}"] = rows
+                rows.append(r if isinstance(r, dict) else nan)
+            out[f"cliff/{enc}/{unit!r}"] = dict(zip(map(str, sizes), rows))
             line = f"  {enc:<12} {unit!r:<10}"
-            for name in ("count", "list"):
-                ratio = rows[1][name] / rows[0][name]
-                line += f"  {name} {rows[0][name]:6.3f} {rows[1][name]:6.3f} x{ratio:<5.1f}"
-                if not ratio <= 9:
-                    fails.append(f"cliff {enc} {unit!r} {name}: {ratio:.1f}x for 8x the text")
+            for name in ("count", "list", "pass"):
+                line += f"  {name} " + " ".join(f"{r[name]:6.3f}" for r in rows)
+                for k in range(1, len(sizes)):
+                    ratio = rows[k][name] / rows[k - 1][name]
+                    line += f" x{ratio:<5.1f}"
+                    if name != "pass" and (sizes[k - 1], sizes[k]) == (4, 32) and not ratio <= 9:
+                        fails.append(f"cliff {enc} {unit!r} {name}: {ratio:.1f}x for 8x the text"
+                                     f" (a plain pass: {rows[k]['pass'] / rows[k - 1]['pass']:.1f}x)")
             print(line)
     return fails
 
@@ -389,6 +400,7 @@ def short(args: argparse.Namespace, tmp: Path, tools: list[str], out: dict[str, 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--only", choices=["table", "short", "cliff"], help="one section")
+    p.add_argument("--cliff-mb", default="4,32", help="cliff sizes in MB, comma-separated (the floor is 4 -> 32)")
     p.add_argument("--tools", default=",".join(TOOLS))
     p.add_argument("--encodings", default=",".join(ENCODINGS))
     p.add_argument("--corpora", default=",".join(CORPORA))
