@@ -221,6 +221,11 @@ def cliff_worker(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
+def grew(before: float, after: float) -> float:
+    """after / before; nan where a time too short to read left nothing to divide by."""
+    return after / before if before > 0 else float("nan")
+
+
 def cliff(args: argparse.Namespace, tmp: Path, out: dict[str, Any]) -> list[str]:
     fails: list[str] = []
     sizes = [int(mb) for mb in args.cliff_mb.split(",")]
@@ -240,11 +245,11 @@ def cliff(args: argparse.Namespace, tmp: Path, out: dict[str, Any]) -> list[str]
             for name in ("count", "list", "pass"):
                 line += f"  {name} " + " ".join(f"{r[name]:6.3f}" for r in rows)
                 for k in range(1, len(sizes)):
-                    ratio = rows[k][name] / rows[k - 1][name]
+                    ratio = grew(rows[k - 1][name], rows[k][name])
                     line += f" x{ratio:<5.1f}"
                     if name != "pass" and (sizes[k - 1], sizes[k]) == (4, 32) and not ratio <= 9:
                         fails.append(f"cliff {enc} {unit!r} {name}: {ratio:.1f}x for 8x the text"
-                                     f" (a plain pass: {rows[k]['pass'] / rows[k - 1]['pass']:.1f}x)")
+                                     f" (a plain pass: {grew(rows[k - 1]['pass'], rows[k]['pass']):.1f}x)")
             print(line)
     return fails
 
