@@ -1489,24 +1489,20 @@ impl Bpe {
         n >= LONG_PIECE && n > self.longest
     }
 
-    /// The number of ids `encode_by_merges` gives a piece of one repeated byte that
-    /// `merges_only` sends there, without writing them (a count of 32 MB of one letter wrote
-    /// 16 MB of ids into fresh pages every call); `None` for other pieces, for models that are
-    /// not monotone, and where `encode_uniform` would give up.
-    fn count_if_uniform(&self, piece: &[u8]) -> Option<usize> {
-        debug_assert!(self.merges_only(piece.len()));
-        if !self.monotone || !uniform::is_uniform(piece) {
-            return None;
-        }
-        self.count_uniform(piece)
-    }
-
-    /// The number of ids the long path gives a piece that `merges_only` sends to the merges
-    /// and `count_if_uniform` does not count (they are its ids, as in `encode_long`); `None`
-    /// for models that are not monotone (the heap writes them).
+    /// The number of ids `encode_long` gives a piece that `merges_only` sends to the merges,
+    /// without writing them (a count of 32 MB of one letter wrote 16 MB of ids into fresh pages
+    /// every call); `None` for models that are not monotone (the heap writes them).
     fn count_long(&self, piece: &[u8]) -> Option<usize> {
         debug_assert!(self.merges_only(piece.len()));
-        self.monotone.then(|| self.count_long_monotone(piece))
+        if !self.monotone {
+            return None;
+        }
+        if uniform::is_uniform(piece) {
+            if let Some(k) = self.count_uniform(piece) {
+                return Some(k);
+            }
+        }
+        Some(self.count_long_monotone(piece))
     }
 
     /// Encodes by merges alone, without the whole-piece lookup.
@@ -2022,8 +2018,7 @@ impl Encoder {
     /// thread's piece table (`pieces`), calling `after` with `out` after each block and each
     /// special token `matcher` finds; a break stops the walk. `None` where this thread's table
     /// is in use further up its stack (then `walk_encoding` does it). With `counted`, the ids
-    /// of pieces that go to the merges whole (`Bpe::count_if_uniform`, `Bpe::count_long`) are
-    /// added to it, not written.
+    /// of pieces that go to the merges whole (`Bpe::count_long`) are added to it, not written.
     fn walk_pieces<B>(
         &self,
         text: &str,
@@ -2219,13 +2214,6 @@ impl Encoder {
         let (at, n) = (c.at as usize, c.n as usize);
         if c.key == pieces::NO_KEY {
             let piece = &text[at..at + n];
-            let counted = counted.filter(|_| self.bpe.merges_only(n));
-            if let Some(counted) = counted {
-                if let Some(k) = self.bpe.count_if_uniform(piece) {
-                    counted.set(counted.get() + k);
-                    return;
-                }
-            }
             if !piece.is_ascii() {
                 if let Some(atoms) = self.bpe.atoms() {
                     // Before any count: a long run of CJK text merged whole took 3 times
@@ -2235,7 +2223,9 @@ impl Encoder {
                     }
                 }
             }
-            if let Some(counted) = counted {
+            // Counted after the cut: a piece of one repeated byte, which `count_long` counts
+            // from its runs, is ASCII and never cut.
+            if let Some(counted) = counted.filter(|_| self.bpe.merges_only(n)) {
                 if let Some(k) = self.bpe.count_long(piece) {
                     counted.set(counted.get() + k);
                     return;
