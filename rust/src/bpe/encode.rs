@@ -2054,6 +2054,18 @@ impl Encoder {
                                 at: at as u32,
                                 n: len as u32,
                             }
+                        } else if len <= pieces::MAX_RUN
+                            && bytes[at] == bytes[at + len - 1]
+                            && uniform::is_uniform(p)
+                        {
+                            let (key, hash) = pieces::uniform(bytes[at], len);
+                            table.prefetch(hash);
+                            pieces::Cut {
+                                key,
+                                hash,
+                                at: at as u32,
+                                n: len as u32,
+                            }
                         } else {
                             pieces::Cut {
                                 key: pieces::NO_KEY,
@@ -2118,7 +2130,7 @@ impl Encoder {
     /// that is not in its home slot of the piece table (see `Bpe::ahead`).
     #[inline(always)]
     fn piece_peek(&self, c: &pieces::Cut, text: &[u8], shared: Option<&PieceCache>) {
-        if c.key != pieces::NO_KEY {
+        if c.n as usize <= pieces::MAX_LEN {
             self.bpe.prefetch_short(c.n as usize, c.hash, shared);
         } else {
             let _ = self
@@ -2212,6 +2224,17 @@ impl Encoder {
         counted: Option<&Cell<usize>>,
     ) {
         let (at, n) = (c.at as usize, c.n as usize);
+        if c.key != pieces::NO_KEY && n > pieces::MAX_LEN {
+            // A run of one byte (`pieces::uniform`), under its own key: encoded as any long piece.
+            if let Err(free) = table.find(c.key, c.hash, out) {
+                let start = out.len();
+                let cache = Some(&self.cache);
+                let a = self.bpe.ahead(text, at, n, cache);
+                self.bpe.encode_ahead(text, a, cache, out);
+                table.insert(c.key, c.hash, free, &out[start..]);
+            }
+            return;
+        }
         if c.key == pieces::NO_KEY {
             let piece = &text[at..at + n];
             if !piece.is_ascii() {
@@ -2886,7 +2909,8 @@ mod tests {
 
     /// The per-thread piece tables give the ids of the queued path, whatever they hold: tables
     /// that grow and are emptied (small in tests), pieces of many ids (spilled), pieces too long
-    /// for a key, three encoders taking turns on one thread (two tables kept), emptied caches.
+    /// for a key, runs of one byte on either side of `pieces::MAX_LEN` and `pieces::MAX_RUN`,
+    /// three encoders taking turns on one thread (two tables kept), emptied caches.
     #[test]
     fn piece_tables_give_the_ids_of_the_queue() {
         let mut rng = crate::unigram::sample::Rng::new(7);
@@ -2916,6 +2940,10 @@ mod tests {
                 text.push([' ', '.', '\n', ' '][below(4) as usize]);
                 if below(30) == 0 {
                     text.push_str("<s>");
+                }
+                if below(10) == 0 {
+                    let x = [' ', 'a', '.', '\t'][below(4) as usize];
+                    text.extend(std::iter::repeat_n(x, 1 + below(140) as usize));
                 }
             }
             for (k, enc) in encoders.iter().enumerate() {

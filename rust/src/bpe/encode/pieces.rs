@@ -6,10 +6,11 @@
 //! block at a time (`Local::cuts`: the keys and hashes of up to `BLOCK` pieces, each entry's line
 //! asked for when the piece is cut), then the block is looked up in a loop of its own whose only
 //! branch for a piece found in its home slot is the loop's: the three inline ids are stored
-//! whatever they are, and the output grows by their count. Anything else (a piece elsewhere in
-//! its run, one with more ids, one not in the table, one of 16 bytes or more) goes to
-//! `Encoder::piece_slow`, out of line, which finds it through the token table, the shared piece
-//! cache or merges, and puts it in the table.
+//! whatever they are, and the output grows by their count; a piece in the slot after its home
+//! is handled in the loop too, and moved home. Anything else (a piece further along its run,
+//! one with more ids, one not in the table, one of 16 bytes or more that is not a run of one
+//! byte, `uniform`) goes to `Encoder::piece_slow`, out of line, which finds it through the
+//! token table, the shared piece cache or merges, and puts it in the table.
 //!
 //! Why per thread, and this shape: the token table (every token, 8 MiB for o200k) and the
 //! shared piece cache (48 MiB) are spread over much more memory than the pieces a text uses,
@@ -80,6 +81,24 @@ const EMPTY: Entry = Entry {
     ids: [0; INLINE],
 };
 
+/// The longest run of one byte with an entry of its own (`uniform`).
+pub(crate) const MAX_RUN: usize = 127;
+
+/// The key and hash of a run of `n` bytes `x` (`MAX_LEN` < n <= `MAX_RUN`): the indentation of
+/// source code. Three in four of its pieces of 16 bytes or more are runs of spaces, of a few
+/// dozen lengths, and each went out of line to the shared piece cache. The key's top byte,
+/// `0x20 | 9`, is no piece's (a length of 1 to 15, `PART` or not), and says to hash its two words
+/// (the run's length and its byte) as a piece of 9 bytes, as `Table::grow_or_empty` does.
+#[inline(always)]
+pub(crate) fn uniform(x: u8, n: usize) -> (u128, u64) {
+    debug_assert!((MAX_LEN + 1..=MAX_RUN).contains(&n));
+    let (lo, hi) = (n as u64, x as u64);
+    (
+        lo as u128 | ((hi | 0x29 << 56) as u128) << 64,
+        hash_words(lo, hi, 9),
+    )
+}
+
 /// The key of a piece of `n` bytes (1 to `MAX_LEN`) whose zero-padded little-endian words are
 /// `lo` and `hi`.
 #[inline(always)]
@@ -88,8 +107,9 @@ pub(crate) fn key(lo: u64, hi: u64, n: usize) -> u128 {
     lo as u128 | ((hi | (n as u64) << 56) as u128) << 64
 }
 
-/// A piece cut and waiting for its lookup: `text[at..at + n]`, its key (`NO_KEY` for one of 16
-/// bytes or more) and the hash of its bytes, which the token table and the piece cache use too.
+/// A piece cut and waiting for its lookup: `text[at..at + n]`, its key (`uniform`'s for a run
+/// of one byte of 16 to `MAX_RUN` bytes, `NO_KEY` for another piece of 16 bytes or more) and the
+/// hash of its bytes, which the token table and the piece cache use too (of a run: its key's).
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
 pub(crate) struct Cut {
@@ -240,14 +260,14 @@ impl Table {
 
     /// The slots' memory and the shift that turns a hash into a slot, for the lookup loop.
     #[inline(always)]
-    fn raw(&self) -> (*const Entry, u32) {
-        (self.slots.as_ptr(), self.shift)
+    fn raw(&mut self) -> (*mut Entry, u32) {
+        (self.slots.as_mut_ptr(), self.shift)
     }
 }
 
 /// Looks up the first `n` cuts of `cuts` in `table`, appending the ids of each piece in order: a
-/// piece found in its home slot with up to 3 ids is handled here, every other one by `slow`,
-/// `PEEK` pieces after `peek` was told of it.
+/// piece found in its home slot or the next with up to 3 ids is handled here, every other one
+/// by `slow`, `PEEK` pieces after `peek` was told of it.
 #[inline(always)]
 pub(crate) fn lookup_block(
     table: &mut Table,
@@ -261,6 +281,7 @@ pub(crate) fn lookup_block(
     // Room for every piece's inline ids: each is stored before it is known to be a hit.
     out.reserve(INLINE * n);
     let (mut slots, mut shift) = table.raw();
+    let mut mask = table.mask;
     let (mut optr, mut olen) = (out.as_mut_ptr(), out.len());
     for c in &cuts[..AHEAD] {
         prefetch_at(slots.wrapping_add((c.hash >> shift) as usize));
@@ -272,7 +293,11 @@ pub(crate) fn lookup_block(
         if i + PEEK < n {
             // SAFETY: `i + PEEK < n`; `hash >> shift` is below the table's size.
             let r = unsafe { cuts.get_unchecked(i + PEEK) };
-            if unsafe { (*slots.add((r.hash >> shift) as usize)).key } != r.key {
+            let home = (r.hash >> shift) as usize;
+            if unsafe { (*slots.add(home)).key } != r.key {
+                // The line after the home slot's too: where a piece one slot on is looked for
+                // below, and where the probe for a new piece goes on.
+                prefetch_at(slots.wrapping_add((home + 2) & mask));
                 peek(r);
             }
         }
@@ -287,11 +312,27 @@ pub(crate) fn lookup_block(
             olen += len;
             continue;
         }
+        // A piece one slot past its home (most of those not at home) is handled here too,
+        // and moved home as `Table::find` would (the entries stay within their runs).
+        let home = (c.hash >> shift) as usize;
+        let next = (home + 1) & mask;
+        // SAFETY: `next` is masked to the table's size.
+        let f = unsafe { &*slots.add(next) };
+        if f.key == c.key && f.len as usize <= INLINE {
+            // SAFETY: as above; `INLINE` ids fit past `olen`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(f.ids.as_ptr(), optr.add(olen), INLINE);
+                olen += f.len as usize;
+                std::ptr::swap(slots.add(home), slots.add(next));
+            }
+            continue;
+        }
         // SAFETY: the ids below `olen` are written.
         unsafe { out.set_len(olen) };
         slow(table, c, out);
         out.reserve(INLINE * (n - i));
         (slots, shift) = table.raw();
+        mask = table.mask;
         (optr, olen) = (out.as_mut_ptr(), out.len());
     }
     // SAFETY: as above.
