@@ -2054,7 +2054,7 @@ impl Encoder {
                                 at: at as u32,
                                 n: len as u32,
                             }
-                        } else if len <= pieces::MAX_RUN
+                        } else if (pieces::MAX_LEN + 1..=pieces::MAX_RUN).contains(&len)
                             && bytes[at] == bytes[at + len - 1]
                             && uniform::is_uniform(p)
                         {
