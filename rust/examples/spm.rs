@@ -27,6 +27,22 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3
     );
     let text = std::fs::read_to_string(&args[2]).expect("text");
+    // `FIRST_PASSES=N`: N first passes over TEXT, each on a fresh thread (its caches empty),
+    // to profile a first pass
+    if let Some(n) = std::env::var("FIRST_PASSES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        for _ in 0..n {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let (mut scratch, mut ids) = (Scratch::default(), Vec::new());
+                    pass(&sp, &text, &mut scratch, &mut ids, "first");
+                });
+            });
+        }
+        return;
+    }
     let passes: usize = args.get(3).map_or(3, |p| p.parse().unwrap());
     let mut scratch = Scratch::default();
     let mut ids = Vec::new();

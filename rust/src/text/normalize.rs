@@ -387,9 +387,16 @@ impl Normalizer {
         let spec = &self.spec;
         let mut input = text.as_bytes();
         let mut consumed = 0usize;
+        let plain_space = self.plain_space();
         if spec.remove_extra_whitespaces {
             // a text's first byte is most often plain (its own replacement, not a space)
             while !input.is_empty() && self.plain_run(&input[..input.len().min(2)]) == 0 {
+                if plain_space && input[0] == b' ' {
+                    // a line's indentation
+                    input = &input[1..];
+                    consumed += 1;
+                    continue;
+                }
                 let (rep, n) = self.prefix(input);
                 if rep != b" " {
                     break;
@@ -433,7 +440,6 @@ impl Normalizer {
         }
         // a space no rule or user symbol starts is its own replacement: handled here, not by
         // `prefix` (a space is about one byte in six of prose)
-        let plain_space = self.plain_space();
         let mut prev_space = spec.remove_extra_whitespaces;
         // The encoders' call (marks, no offsets) with the usual maps: runs and spaces a block
         // of 16 at a time (`plain_words`), the loop below for the rest.
