@@ -88,6 +88,9 @@ struct Sym {
 
 const END: usize = usize::MAX;
 
+/// Texts of at most this many characters are merged by `SpmBpe::merge_scanning`.
+const SCAN_SYMBOLS: usize = 32;
+
 #[derive(PartialEq)]
 struct Pair {
     score: f32,
@@ -356,10 +359,16 @@ impl SpmBpe {
             });
             at += len;
         }
-        // Empty: no work to order it.
-        let mut heap = BinaryHeap::from(heap);
         // unused pieces, and the length of the left half they were last made of
         let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
+        if dropout.is_none() && syms.len() <= SCAN_SYMBOLS {
+            self.merge_scanning(s, &mut rev, &mut syms);
+            self.emit(s, &syms, &rev, out);
+            SCRATCH.set((syms, heap));
+            return;
+        }
+        // Empty: no work to order it.
+        let mut heap = BinaryHeap::from(heap);
         for i in 1..syms.len() {
             self.add_pair(s, &mut heap, &mut rev, &syms, i - 1, i);
         }
@@ -384,6 +393,72 @@ impl SpmBpe {
             self.add_pair(s, &mut heap, &mut rev, &syms, syms[l].prev, l);
             self.add_pair(s, &mut heap, &mut rev, &syms, l, syms[l].next);
         }
+        self.emit(s, &syms, &rev, out);
+        SCRATCH.set((syms, heap.into_vec()));
+    }
+
+    /// The merges of `encode_text` without dropout, for a text of at most `SCAN_SYMBOLS`
+    /// characters: the pair each symbol makes with the next is kept in an array, and each merge
+    /// is the highest score found by a scan of it (the first, so the leftmost, among equal ones).
+    /// It merges what the queue merges: the queue's live entries are the adjacent pairs, each
+    /// queued when it became adjacent, as `pair` is asked here, in the same order (so `rev`
+    /// records the same halves). For a word the queue's pushes and pops, with their compares
+    /// that go either way, were most of a first pass.
+    fn merge_scanning<'a>(
+        &self,
+        s: &'a [u8],
+        rev: &mut FxHashMap<&'a [u8], usize>,
+        syms: &mut [Sym],
+    ) {
+        let n = syms.len();
+        // the score and piece of the pair symbol i makes with the next (NEG_INFINITY: none)
+        let mut score = [f32::NEG_INFINITY; SCAN_SYMBOLS];
+        let mut piece = [0 as Rank; SCAN_SYMBOLS];
+        for i in 1..n {
+            if let Some((sc, id)) = self.pair(s, rev, syms, i - 1, i) {
+                (score[i - 1], piece[i - 1]) = (sc, id);
+            }
+        }
+        loop {
+            let (mut l, mut best) = (END, f32::NEG_INFINITY);
+            for (i, &sc) in score[..n].iter().enumerate() {
+                if sc > best {
+                    (l, best) = (i, sc);
+                }
+            }
+            if l == END {
+                break;
+            }
+            let r = syms[l].next;
+            syms[l].len += syms[r].len;
+            syms[l].id = piece[l];
+            syms[l].next = syms[r].next;
+            if syms[r].next != END {
+                let n = syms[r].next;
+                syms[n].prev = l;
+            }
+            syms[r].len = 0;
+            score[r] = f32::NEG_INFINITY;
+            let prev = syms[l].prev;
+            if prev != END {
+                (score[prev], piece[prev]) = self
+                    .pair(s, rev, syms, prev, l)
+                    .unwrap_or((f32::NEG_INFINITY, 0));
+            }
+            (score[l], piece[l]) = self
+                .pair(s, rev, syms, l, syms[l].next)
+                .unwrap_or((f32::NEG_INFINITY, 0));
+        }
+    }
+
+    /// The pieces of the merged symbols, in order, into `out`.
+    fn emit(
+        &self,
+        s: &[u8],
+        syms: &[Sym],
+        rev: &FxHashMap<&[u8], usize>,
+        out: &mut Vec<(usize, Rank)>,
+    ) {
         let mut i = 0;
         while i != END {
             let sym = syms[i];
@@ -391,11 +466,36 @@ impl SpmBpe {
                 // a piece as it is (most symbols): `resegment` would find the same id
                 out.push((sym.start + sym.len, sym.id));
             } else {
-                self.resegment(s, sym.start, sym.len, &rev, out);
+                self.resegment(s, sym.start, sym.len, rev, out);
             }
             i = sym.next;
         }
-        SCRATCH.set((syms, heap.into_vec()));
+    }
+
+    /// The piece symbols `l` and `r` make when merged, if it is one, with its score; an unused
+    /// piece's halves are recorded in `rev`.
+    #[inline(always)]
+    fn pair<'a>(
+        &self,
+        s: &'a [u8],
+        rev: &mut FxHashMap<&'a [u8], usize>,
+        syms: &[Sym],
+        l: usize,
+        r: usize,
+    ) -> Option<(f32, Rank)> {
+        if l == END || r == END || syms[l].freeze || syms[r].freeze {
+            return None;
+        }
+        let (a, b) = (syms[l], syms[r]);
+        let piece = &s[a.start..a.start + a.len + b.len];
+        let id = match &self.pairs {
+            Some(pairs) if a.id != NO_PIECE && b.id != NO_PIECE => pairs.get(a.id, b.id),
+            _ => self.pieces.get(piece).copied(),
+        }?;
+        if self.kinds[id as usize] == Kind::Unused {
+            rev.insert(piece, a.len);
+        }
+        Some((self.scores[id as usize], id))
     }
 
     /// Queues the merge of symbols `l` and `r` if it makes a piece.
@@ -408,27 +508,14 @@ impl SpmBpe {
         l: usize,
         r: usize,
     ) {
-        if l == END || r == END || syms[l].freeze || syms[r].freeze {
-            return;
-        }
-        let (a, b) = (syms[l], syms[r]);
-        let piece = &s[a.start..a.start + a.len + b.len];
-        let found = match &self.pairs {
-            Some(pairs) if a.id != NO_PIECE && b.id != NO_PIECE => pairs.get(a.id, b.id),
-            _ => self.pieces.get(piece).copied(),
-        };
-        let Some(id) = found else {
-            return;
-        };
-        heap.push(Pair {
-            score: self.scores[id as usize],
-            left: l,
-            right: r,
-            size: piece.len(),
-            id,
-        });
-        if self.kinds[id as usize] == Kind::Unused {
-            rev.insert(piece, a.len);
+        if let Some((score, id)) = self.pair(s, rev, syms, l, r) {
+            heap.push(Pair {
+                score,
+                left: l,
+                right: r,
+                size: syms[l].len + syms[r].len,
+                id,
+            });
         }
     }
 
@@ -565,8 +652,8 @@ mod tests {
     #[test]
     fn pieces_by_ids_are_the_pieces_by_text() {
         // Characters, their pairs and longer pieces (some unused, one user-defined, a `▁` inside
-        // one so that texts encode whole), random scores; each text encoded with the pair table
-        // and with the text lookups it replaces.
+        // one so that texts encode whole), random scores with many ties; each text encoded with
+        // the pair table and with the text lookups it replaces, and by the queue.
         let mut rng = Rng::new(11);
         let alphabet = ["a", "b", "c", "\u{e9}", "\u{2581}", "\u{65e5}"];
         let mut texts: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
@@ -592,18 +679,23 @@ mod tests {
         assert!(with.pairs.is_some());
         let mut without = with.clone();
         without.pairs = None;
-        for _ in 0..500 {
-            let len = (rng.next_u64() % 24) as usize;
+        let mut never = Rng::new(1);
+        for _ in 0..2000 {
+            // past `SCAN_SYMBOLS` characters too
+            let len = (rng.next_u64() % 40) as usize;
             let text: String = (0..len)
                 .map(|_| match rng.next_u64() % 9 {
                     0 => "x", // no piece
                     k => alphabet[(k % alphabet.len() as u64) as usize],
                 })
                 .collect();
-            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let (mut a, mut b, mut queued) = (Vec::new(), Vec::new(), Vec::new());
             with.encode_text(text.as_bytes(), &mut a, None);
             without.encode_text(text.as_bytes(), &mut b, None);
             assert_eq!(a, b, "{text:?}");
+            // the queue's merges (a dropout that drops nothing takes it) are the scan's
+            with.encode_text(text.as_bytes(), &mut queued, Some((0.0, &mut never)));
+            assert_eq!(a, queued, "{text:?}");
         }
     }
 }
