@@ -54,6 +54,9 @@ pub struct SpmBpe {
     user: PrefixMatcher,
     /// words (a `▁` and what follows up to the next) encode alone, and are cached
     by_words: bool,
+    /// no piece of `pieces` scores minus infinity, the scan's mark of no pair
+    /// (`merge_scanning`): a file may give an unused piece that score
+    scan: bool,
     /// tells this model's entries in a thread's word cache from another model's
     id: u64,
 }
@@ -235,7 +238,11 @@ impl SpmBpe {
             }
         }
         let shadowed = reserved.keys().any(|k| map.contains_key(k));
+        let scan = map
+            .values()
+            .all(|&id| pieces[id as usize].1 != f32::NEG_INFINITY);
         SpmBpe {
+            scan,
             by_words,
             id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             pairs,
@@ -361,7 +368,7 @@ impl SpmBpe {
         }
         // unused pieces, and the length of the left half they were last made of
         let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
-        if dropout.is_none() && syms.len() <= SCAN_SYMBOLS {
+        if dropout.is_none() && syms.len() <= SCAN_SYMBOLS && self.scan {
             self.merge_scanning(s, &mut rev, &mut syms);
             self.emit(s, &syms, &rev, out);
             SCRATCH.set((syms, heap));
@@ -582,6 +589,27 @@ mod tests {
         ];
         let m = SpmBpe::new(&pieces, 0);
         let mut out = Vec::new();
+        m.encode(b"ab", &mut out);
+        assert_eq!(out, vec![(1, 1), (2, 2)]);
+    }
+
+    /// An unused piece scored minus infinity is still merged, last, and what it makes can merge
+    /// on (sentencepiece's queue takes any score); then it is split back if it is left.
+    #[test]
+    fn a_piece_scored_minus_infinity_still_merges() {
+        let pieces = [
+            ("<unk>", 0.0, Kind::Reserved),
+            ("a", -1.0, Kind::Normal),
+            ("b", -1.0, Kind::Normal),
+            ("c", -1.0, Kind::Normal),
+            ("ab", f32::NEG_INFINITY, Kind::Unused),
+            ("abc", -2.0, Kind::Normal),
+        ];
+        let m = SpmBpe::new(&pieces, 0);
+        let mut out = Vec::new();
+        m.encode(b"abc", &mut out);
+        assert_eq!(out, vec![(3, 5)]);
+        out.clear();
         m.encode(b"ab", &mut out);
         assert_eq!(out, vec![(1, 1), (2, 2)]);
     }
