@@ -54,9 +54,6 @@ pub struct SpmBpe {
     user: PrefixMatcher,
     /// words (a `▁` and what follows up to the next) encode alone, and are cached
     by_words: bool,
-    /// no piece of `pieces` scores minus infinity, the scan's mark of no pair
-    /// (`merge_scanning`): a file may give an unused piece that score
-    scan: bool,
     /// tells this model's entries in a thread's word cache from another model's
     id: u64,
 }
@@ -238,11 +235,7 @@ impl SpmBpe {
             }
         }
         let shadowed = reserved.keys().any(|k| map.contains_key(k));
-        let scan = map
-            .values()
-            .all(|&id| pieces[id as usize].1 != f32::NEG_INFINITY);
         SpmBpe {
-            scan,
             by_words,
             id: NEXT_MODEL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             pairs,
@@ -368,7 +361,7 @@ impl SpmBpe {
         }
         // unused pieces, and the length of the left half they were last made of
         let mut rev: FxHashMap<&[u8], usize> = FxHashMap::default();
-        if dropout.is_none() && syms.len() <= SCAN_SYMBOLS && self.scan {
+        if dropout.is_none() && syms.len() <= SCAN_SYMBOLS {
             self.merge_scanning(s, &mut rev, &mut syms);
             self.emit(s, &syms, &rev, out);
             SCRATCH.set((syms, heap));
@@ -417,44 +410,60 @@ impl SpmBpe {
         rev: &mut FxHashMap<&'a [u8], usize>,
         syms: &mut [Sym],
     ) {
+        const _: () = assert!(SCAN_SYMBOLS <= u32::BITS as usize);
         let n = syms.len();
-        // the score and piece of the pair symbol i makes with the next (NEG_INFINITY: none)
-        let mut score = [f32::NEG_INFINITY; SCAN_SYMBOLS];
-        let mut piece = [0 as Rank; SCAN_SYMBOLS];
-        for i in 1..n {
-            if let Some((sc, id)) = self.pair(s, rev, syms, i - 1, i) {
-                (score[i - 1], piece[i - 1]) = (sc, id);
+        // the score and piece of the pair symbol i makes with the next, where bit i of `live`
+        // says there is one (any score, minus infinity too, is a pair's)
+        let mut pairs = [(0f32, 0 as Rank); SCAN_SYMBOLS];
+        let mut live = 0u32;
+        fn set(pairs: &mut [(f32, Rank)], live: &mut u32, i: usize, p: Option<(f32, Rank)>) {
+            match p {
+                Some(p) => {
+                    pairs[i] = p;
+                    *live |= 1 << i;
+                }
+                None => *live &= !(1 << i),
             }
         }
-        loop {
-            let (mut l, mut best) = (END, f32::NEG_INFINITY);
-            for (i, &sc) in score[..n].iter().enumerate() {
-                if sc > best {
-                    (l, best) = (i, sc);
+        for i in 1..n {
+            set(
+                &mut pairs,
+                &mut live,
+                i - 1,
+                self.pair(s, rev, syms, i - 1, i),
+            );
+        }
+        while live != 0 {
+            // the first highest score among the live pairs, in order
+            let (mut l, mut rest) = (live.trailing_zeros() as usize, live & (live - 1));
+            while rest != 0 {
+                let i = rest.trailing_zeros() as usize;
+                if pairs[i].0 > pairs[l].0 {
+                    l = i;
                 }
-            }
-            if l == END {
-                break;
+                rest &= rest - 1;
             }
             let r = syms[l].next;
             syms[l].len += syms[r].len;
-            syms[l].id = piece[l];
+            syms[l].id = pairs[l].1;
             syms[l].next = syms[r].next;
             if syms[r].next != END {
                 let n = syms[r].next;
                 syms[n].prev = l;
             }
             syms[r].len = 0;
-            score[r] = f32::NEG_INFINITY;
+            live &= !(1 << r);
             let prev = syms[l].prev;
             if prev != END {
-                (score[prev], piece[prev]) = self
-                    .pair(s, rev, syms, prev, l)
-                    .unwrap_or((f32::NEG_INFINITY, 0));
+                set(
+                    &mut pairs,
+                    &mut live,
+                    prev,
+                    self.pair(s, rev, syms, prev, l),
+                );
             }
-            (score[l], piece[l]) = self
-                .pair(s, rev, syms, l, syms[l].next)
-                .unwrap_or((f32::NEG_INFINITY, 0));
+            let next = syms[l].next;
+            set(&mut pairs, &mut live, l, self.pair(s, rev, syms, l, next));
         }
     }
 
