@@ -54,6 +54,10 @@ const FREE: Unit = Unit {
 
 const NONE: u32 = u32::MAX;
 
+/// A unit's size: the trie's links are byte offsets (`Trie::new`), a child's `base + byte * 16`.
+const UNIT: u32 = std::mem::size_of::<Unit>() as u32;
+const _: () = assert!(UNIT == 16);
+
 /// The free units of a double array being built: `find(i)` is the first free index at or after
 /// `i` (the array grows as needed), by union-find over "the next free one" links, so a search
 /// for a place skips runs of used units in near-constant time.
@@ -199,23 +203,60 @@ impl Trie {
             units.resize(bound, FREE);
         }
         units.shrink_to_fit();
+        // links as byte offsets: a walk's step adds and loads, with no scaling on its chain
+        for u in &mut units {
+            if u.value == NONE {
+                u.score = f32::NEG_INFINITY;
+            }
+            if u.check != NONE {
+                u.check *= UNIT;
+            }
+            u.base *= UNIT;
+        }
         Trie { units }
     }
 
     /// Calls `f(length, value, score)` for every key that starts `s`, shortest first.
     #[inline]
     pub fn prefixes(&self, s: &[u8], mut f: impl FnMut(usize, Rank, f32)) {
-        let units = &self.units[..];
-        let (mut node, mut base) = (0u32, units[0].base);
+        let units = self.units.as_ptr().cast::<u8>();
+        // SAFETY: `base` is a unit's offset in bytes and `b * UNIT` is below 256 units; `new`
+        // made the array reach every base plus 256 units
+        let (mut node, mut base) = (0u32, unsafe { (*units.cast::<Unit>()).base });
         for (i, &b) in s.iter().enumerate() {
-            let t = base + u32::from(b);
-            let u = units[t as usize];
+            let t = base + (u32::from(b) << 4);
+            let u = unsafe { *units.add(t as usize).cast::<Unit>() };
             if u.check != node {
                 return;
             }
             if u.value != NONE {
                 f(i + 1, u.value, u.score);
             }
+            (node, base) = (t, u.base);
+        }
+    }
+
+    /// Calls `f(length, value, score)` at every step of the walk along `s`, which must hold,
+    /// after the part to walk, a byte no key has (0xFF): no test of its end at each step. A
+    /// node that is no key gives `NONE` scored minus infinity.
+    #[inline]
+    fn walk_all(&self, s: &[u8], mut f: impl FnMut(usize, Rank, f32)) {
+        debug_assert!(s.contains(&0xFF));
+        let units = self.units.as_ptr().cast::<u8>();
+        let text = s.as_ptr();
+        // SAFETY: units as in `prefixes`; the text is read up to its first 0xFF, where every
+        // walk stops (no node has a child by it)
+        let (mut node, mut base) = (0u32, unsafe { (*units.cast::<Unit>()).base });
+        let mut i = 0;
+        loop {
+            let b = unsafe { *text.add(i) };
+            let t = base + (u32::from(b) << 4);
+            let u = unsafe { *units.add(t as usize).cast::<Unit>() };
+            if u.check != node {
+                return;
+            }
+            i += 1;
+            f(i, u.value, u.score);
             (node, base) = (t, u.base);
         }
     }
@@ -266,11 +307,77 @@ struct Buffers {
     /// The words of the text being encoded: (start, end, hash).
     spans: Vec<(usize, usize, u64)>,
     searched: Vec<(usize, Rank)>,
-    lattice: Vec<(f64, f64, u32, Rank, f32)>,
+    lattice: Vec<Lattice>,
+    padded: Vec<u8>,
     payload: Vec<u32>,
 }
 
 const SPACE: &[u8] = "\u{2581}".as_bytes();
+
+/// A position of `exact`'s lattice: the best and second best ways to reach it, and the best
+/// one's last piece.
+#[derive(Clone, Copy)]
+struct Lattice {
+    best: f64,
+    second: f64,
+    start: u32,
+    id: Rank,
+    score: f32,
+}
+
+impl Lattice {
+    /// This position after a candidate way to reach it: the best if strictly better (so among
+    /// equals the first offered stays), else perhaps the second best. Without branches: which
+    /// way the tests go follows the text, and the compiler made branches of plain selects.
+    #[inline(always)]
+    fn offer(self, cand: f64, start: u32, id: Rank, score: f32) -> Lattice {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // SAFETY: SSE2 is part of x86-64
+            unsafe {
+                let (c, b, s) = (
+                    _mm_set_sd(cand),
+                    _mm_set_sd(self.best),
+                    _mm_set_sd(self.second),
+                );
+                let better = _mm_cmpgt_sd(c, b);
+                let above = _mm_cmpgt_sd(c, s);
+                let pick = |m, x, y| _mm_or_pd(_mm_and_pd(m, x), _mm_andnot_pd(m, y));
+                let m = _mm_cvtsi128_si32(_mm_castpd_si128(better)) as u32;
+                let mix = |x: u32, y: u32| (x & m) | (y & !m);
+                Lattice {
+                    best: _mm_cvtsd_f64(pick(better, c, b)),
+                    second: _mm_cvtsd_f64(pick(better, b, pick(above, c, s))),
+                    start: mix(start, self.start),
+                    id: mix(id, self.id),
+                    score: f32::from_bits(mix(score.to_bits(), self.score.to_bits())),
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            if cand > self.best {
+                Lattice {
+                    best: cand,
+                    second: self.best,
+                    start,
+                    id,
+                    score,
+                }
+            } else {
+                Lattice {
+                    second: if cand > self.second {
+                        cand
+                    } else {
+                        self.second
+                    },
+                    ..self
+                }
+            }
+        }
+    }
+}
 
 #[derive(Clone, Copy)]
 struct Best {
@@ -368,6 +475,7 @@ impl Unigram {
                     spans,
                     searched,
                     lattice,
+                    padded,
                     payload,
                 } = buffers;
                 cache.hash_words(s, marks, spans);
@@ -382,7 +490,7 @@ impl Unigram {
                         + 1e-9;
                     let entry = (word.len() <= CACHE_WORD_BYTES).then(|| {
                         cache.find(word, hash).unwrap_or_else(|| {
-                            self.exact(word, lattice, payload);
+                            self.exact(word, lattice, padded, payload);
                             cache.insert(word, hash, payload)
                         })
                     });
@@ -417,44 +525,71 @@ impl Unigram {
 
     /// A word's best path in exact (64-bit) arithmetic with its margin, as the cache's
     /// payload (`WORDS`) in `payload`.
-    fn exact(&self, s: &[u8], at: &mut Vec<(f64, f64, u32, Rank, f32)>, payload: &mut Vec<u32>) {
+    ///
+    /// The walks read a copy of the word followed by `0xFF`, a byte no piece has (pieces are
+    /// UTF-8), so each walk stops at the word's end without a test of its own at every step.
+    fn exact(&self, s: &[u8], at: &mut Vec<Lattice>, padded: &mut Vec<u8>, payload: &mut Vec<u32>) {
         let size = s.len();
-        // (best, second best, start of best, id, score of the edge)
+        padded.clear();
+        padded.extend_from_slice(s);
+        padded.push(0xFF);
         at.clear();
         at.resize(
             size + 1,
-            (f64::NEG_INFINITY, f64::NEG_INFINITY, u32::MAX, 0, 0.0),
+            Lattice {
+                best: f64::NEG_INFINITY,
+                second: f64::NEG_INFINITY,
+                start: u32::MAX,
+                id: 0,
+                score: 0.0,
+            },
         );
-        at[0].0 = 0.0;
-        self.for_each_edge(s, |start, end, id, score| {
-            let cand = at[start].0 + f64::from(score);
-            let t = &mut at[end];
-            if t.2 == u32::MAX || cand > t.0 {
-                t.1 = t.0;
-                *t = (cand, t.1, start as u32, id, score);
-            } else if cand > t.1 {
-                t.1 = cand;
+        at[0].best = 0.0;
+        let mut start = 0usize;
+        while start < size {
+            let mblen = char_len(s[start]).min(size - start);
+            // every position is reached (by a piece or the unknown one) before walks from it
+            let from = at[start].best;
+            let mut single = false;
+            self.trie.walk_all(&padded[start..], |len, id, score| {
+                // every step of the walk: a node that is no key scores minus infinity and
+                // changes nothing, without a branch on whether it is one
+                single |= (len == mblen) & (id != NONE);
+                let cand = from + f64::from(score);
+                // SAFETY: a walk stops at the 0xFF after the word, so `start + len <= size`
+                let t = unsafe { at.get_unchecked_mut(start + len) };
+                *t = t.offer(cand, start as u32, id, score);
+            });
+            if !single {
+                let t = &mut at[start + mblen];
+                *t = t.offer(
+                    from + f64::from(self.unk_score),
+                    start as u32,
+                    self.unk,
+                    self.unk_score,
+                );
             }
-        });
+            start += mblen;
+        }
         // the path from the end: [margin, ids.., scores.., ends..] filled back to front
         let mut n = 0;
         let mut end = size;
         while end > 0 {
             n += 1;
-            end = at[end].2 as usize;
+            end = at[end].start as usize;
         }
         payload.clear();
         payload.resize(2 + 3 * n, 0);
         let mut margin = f64::INFINITY;
         let (mut k, mut end) = (n, size);
         while end > 0 {
-            let (best, second, start, id, score) = at[end];
-            margin = margin.min(best - second);
+            let l = at[end];
+            margin = margin.min(l.best - l.second);
             k -= 1;
-            payload[2 + k] = id;
-            payload[2 + n + k] = score.to_bits();
+            payload[2 + k] = l.id;
+            payload[2 + n + k] = l.score.to_bits();
             payload[2 + 2 * n + k] = end as u32;
-            end = start as usize;
+            end = l.start as usize;
         }
         let bits = margin.to_bits();
         payload[..2].copy_from_slice(&[bits as u32, (bits >> 32) as u32]);
