@@ -236,11 +236,11 @@ impl Trie {
         }
     }
 
-    /// Calls `f(length, value, score)` at every step of the walk along `s`, which must hold,
-    /// after the part to walk, a byte no key has (0xFF): no test of its end at each step. A
-    /// node that is no key gives `NONE` scored minus infinity.
+    /// Calls `f(length, unit, is a key, score)` at every step of the walk along `s`, which
+    /// must hold, after the part to walk, a byte no key has (0xFF): no test of its end at each
+    /// step. `unit` names the node (`key_at`); a node that is no key scores minus infinity.
     #[inline]
-    fn walk_all(&self, s: &[u8], mut f: impl FnMut(usize, Rank, f32)) {
+    fn walk_all(&self, s: &[u8], mut f: impl FnMut(usize, u32, bool, f32)) {
         debug_assert!(s.contains(&0xFF));
         let units = self.units.as_ptr().cast::<u8>();
         let text = s.as_ptr();
@@ -256,9 +256,15 @@ impl Trie {
                 return;
             }
             i += 1;
-            f(i, u.value, u.score);
+            f(i, t, u.value != NONE, u.score);
             (node, base) = (t, u.base);
         }
+    }
+
+    /// The value and score of the key at `unit` (from `walk_all`).
+    fn key_at(&self, unit: u32) -> (Rank, f32) {
+        let u = self.units[(unit / UNIT) as usize];
+        (u.value, u.score)
     }
 
     /// The value of `s` itself.
@@ -294,9 +300,10 @@ static NEXT_MODEL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 thread_local! {
     /// Each word's best path found in exact arithmetic, as the payload
-    /// `[margin (f64 in two u32s), ids.., scores (f32 bits).., ends..]`: the margin is the least
-    /// gap, over the positions the path ends a piece at, between the best way to reach the
-    /// position and the second best (infinite where there is one way).
+    /// `[limit (f64 in two u32s), ids.., scores (f32 bits).., ends..]`: the `limit` its margin
+    /// allows, the margin being the least gap, over the positions the path ends a piece at,
+    /// between the best way to reach the position and the second best (infinite where there
+    /// is one way).
     static WORDS: std::cell::RefCell<WordCache> = std::cell::RefCell::new(WordCache::default());
     /// `each_word`'s buffers (kept: texts are often a line each, and most of a line's words hit)
     static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
@@ -314,44 +321,55 @@ struct Buffers {
 
 const SPACE: &[u8] = "\u{2581}".as_bytes();
 
-/// A position of `exact`'s lattice: the best and second best ways to reach it, and the best
-/// one's last piece.
+/// A position of `exact`'s lattice: the best and second best ways to reach it, and where the
+/// best one's last piece starts and its unit in the trie (`UNKNOWN`: the unknown piece).
 #[derive(Clone, Copy)]
 struct Lattice {
     best: f64,
     second: f64,
-    start: u32,
-    id: Rank,
-    score: f32,
+    /// the start in the low half, the unit in the high one: one select for both
+    link: u64,
 }
 
+const UNKNOWN: u32 = u32::MAX;
+
 impl Lattice {
+    fn link(start: u32, unit: u32) -> u64 {
+        u64::from(start) | u64::from(unit) << 32
+    }
+
+    fn start(&self) -> usize {
+        self.link as u32 as usize
+    }
+
+    fn unit(&self) -> u32 {
+        (self.link >> 32) as u32
+    }
+
     /// This position after a candidate way to reach it: the best if strictly better (so among
     /// equals the first offered stays), else perhaps the second best. Without branches: which
-    /// way the tests go follows the text, and the compiler made branches of plain selects.
+    /// way the test goes follows the text, and the compiler made branches of plain selects.
     #[inline(always)]
-    fn offer(self, cand: f64, start: u32, id: Rank, score: f32) -> Lattice {
+    fn offer(self, cand: f64, start: u32, unit: u32) -> Lattice {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
-            // SAFETY: SSE2 is part of x86-64
+            // SAFETY: SSE2 is part of x86-64. `best` and `second` as one pair, and the plain
+            // instructions for min and max (`f64::max` adds a test for NaN, and scores are
+            // never NaN): best = max(best, cand), second = max(second, min(best, cand)), the
+            // loser of the two if above the second best.
             unsafe {
-                let (c, b, s) = (
-                    _mm_set_sd(cand),
-                    _mm_set_sd(self.best),
-                    _mm_set_sd(self.second),
+                let c = _mm_set_sd(cand);
+                let b = _mm_set_sd(self.best);
+                let m = _mm_cvtsi128_si64(_mm_castpd_si128(_mm_cmpgt_sd(c, b))) as u64;
+                let pair = _mm_max_pd(
+                    _mm_set_pd(self.second, self.best),
+                    _mm_unpacklo_pd(c, _mm_min_sd(b, c)),
                 );
-                let better = _mm_cmpgt_sd(c, b);
-                let above = _mm_cmpgt_sd(c, s);
-                let pick = |m, x, y| _mm_or_pd(_mm_and_pd(m, x), _mm_andnot_pd(m, y));
-                let m = _mm_cvtsi128_si32(_mm_castpd_si128(better)) as u32;
-                let mix = |x: u32, y: u32| (x & m) | (y & !m);
                 Lattice {
-                    best: _mm_cvtsd_f64(pick(better, c, b)),
-                    second: _mm_cvtsd_f64(pick(better, b, pick(above, c, s))),
-                    start: mix(start, self.start),
-                    id: mix(id, self.id),
-                    score: f32::from_bits(mix(score.to_bits(), self.score.to_bits())),
+                    best: _mm_cvtsd_f64(pair),
+                    second: _mm_cvtsd_f64(_mm_unpackhi_pd(pair, pair)),
+                    link: (Lattice::link(start, unit) & m) | (self.link & !m),
                 }
             }
         }
@@ -361,17 +379,11 @@ impl Lattice {
                 Lattice {
                     best: cand,
                     second: self.best,
-                    start,
-                    id,
-                    score,
+                    link: Lattice::link(start, unit),
                 }
             } else {
                 Lattice {
-                    second: if cand > self.second {
-                        cand
-                    } else {
-                        self.second
-                    },
+                    second: self.second.max(cand),
                     ..self
                 }
             }
@@ -482,12 +494,6 @@ impl Unigram {
                 for (i, &(start, end, hash)) in spans.iter().enumerate() {
                     cache.prefetch_after(spans, i);
                     let word = &s[start..end];
-                    let n = word.len() as f64;
-                    let bound = 2.0
-                        * n
-                        * f64::from(f32::EPSILON)
-                        * (f64::from(total).abs() + n * self.max_abs)
-                        + 1e-9;
                     let entry = (word.len() <= CACHE_WORD_BYTES).then(|| {
                         cache.find(word, hash).unwrap_or_else(|| {
                             self.exact(word, lattice, padded, payload);
@@ -495,7 +501,8 @@ impl Unigram {
                         })
                     });
                     let cached = entry.map(|at| cache.payload(at)).filter(|p| {
-                        f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32) > bound
+                        f64::from(total.abs())
+                            < f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)
                     });
                     match cached {
                         Some(p) => {
@@ -523,8 +530,18 @@ impl Unigram {
         true
     }
 
-    /// A word's best path in exact (64-bit) arithmetic with its margin, as the cache's
-    /// payload (`WORDS`) in `payload`.
+    /// The largest |score| before a word of `n` bytes whose path has `margin` under which the
+    /// path is the 32-bit search's (`encode`): the margin must beat the rounding of `n`
+    /// additions of sums up to `|s0| + n * max|score|`, `2 n eps (|s0| + n max|score|)`, with
+    /// 1e-9 to spare. Solved for `|s0|` once per word, so a cached word's test is one compare.
+    fn limit(&self, margin: f64, n: usize) -> f64 {
+        let n = n as f64;
+        let eps = 2.0 * n * f64::from(f32::EPSILON);
+        (margin - 1e-9 - eps * n * self.max_abs) / eps
+    }
+
+    /// A word's best path in exact (64-bit) arithmetic with its margin (as the `limit` it
+    /// allows), as the cache's payload (`WORDS`) in `payload`.
     ///
     /// The walks read a copy of the word followed by `0xFF`, a byte no piece has (pieces are
     /// UTF-8), so each walk stops at the word's end without a test of its own at every step.
@@ -539,9 +556,7 @@ impl Unigram {
             Lattice {
                 best: f64::NEG_INFINITY,
                 second: f64::NEG_INFINITY,
-                start: u32::MAX,
-                id: 0,
-                score: 0.0,
+                link: Lattice::link(u32::MAX, UNKNOWN),
             },
         );
         at[0].best = 0.0;
@@ -551,23 +566,19 @@ impl Unigram {
             // every position is reached (by a piece or the unknown one) before walks from it
             let from = at[start].best;
             let mut single = false;
-            self.trie.walk_all(&padded[start..], |len, id, score| {
-                // every step of the walk: a node that is no key scores minus infinity and
-                // changes nothing, without a branch on whether it is one
-                single |= (len == mblen) & (id != NONE);
-                let cand = from + f64::from(score);
-                // SAFETY: a walk stops at the 0xFF after the word, so `start + len <= size`
-                let t = unsafe { at.get_unchecked_mut(start + len) };
-                *t = t.offer(cand, start as u32, id, score);
-            });
+            self.trie
+                .walk_all(&padded[start..], |len, unit, key, score| {
+                    // every step of the walk: a node that is no key scores minus infinity and
+                    // changes nothing, without a branch on whether it is one
+                    single |= (len == mblen) & key;
+                    let cand = from + f64::from(score);
+                    // SAFETY: a walk stops at the 0xFF after the word, so `start + len <= size`
+                    let t = unsafe { at.get_unchecked_mut(start + len) };
+                    *t = t.offer(cand, start as u32, unit);
+                });
             if !single {
                 let t = &mut at[start + mblen];
-                *t = t.offer(
-                    from + f64::from(self.unk_score),
-                    start as u32,
-                    self.unk,
-                    self.unk_score,
-                );
+                *t = t.offer(from + f64::from(self.unk_score), start as u32, UNKNOWN);
             }
             start += mblen;
         }
@@ -576,7 +587,7 @@ impl Unigram {
         let mut end = size;
         while end > 0 {
             n += 1;
-            end = at[end].start as usize;
+            end = at[end].start();
         }
         payload.clear();
         payload.resize(2 + 3 * n, 0);
@@ -586,12 +597,16 @@ impl Unigram {
             let l = at[end];
             margin = margin.min(l.best - l.second);
             k -= 1;
-            payload[2 + k] = l.id;
-            payload[2 + n + k] = l.score.to_bits();
+            let (id, score) = match l.unit() {
+                UNKNOWN => (self.unk, self.unk_score),
+                unit => self.trie.key_at(unit),
+            };
+            payload[2 + k] = id;
+            payload[2 + n + k] = score.to_bits();
             payload[2 + 2 * n + k] = end as u32;
-            end = l.start as usize;
+            end = l.start();
         }
-        let bits = margin.to_bits();
+        let bits = self.limit(margin, size).to_bits();
         payload[..2].copy_from_slice(&[bits as u32, (bits >> 32) as u32]);
     }
 
