@@ -704,12 +704,15 @@ mod tests {
             seed
         };
         for round in 0..60 {
+            // probes of every byte, keys of every byte but 0xFF (keys are UTF-8 in use, and
+            // `walk_all` stops at 0xFF)
             let alphabet = [2u64, 3, 16, 256][round % 4];
+            let key_alphabet = alphabet.min(255);
             let count = 1 + (next() % 600) as usize;
             let mut keys: Vec<Vec<u8>> = (0..count)
                 .map(|_| {
                     let len = 1 + (next() % 9) as usize;
-                    let mut k: Vec<u8> = (0..len).map(|_| (next() % alphabet) as u8).collect();
+                    let mut k: Vec<u8> = (0..len).map(|_| (next() % key_alphabet) as u8).collect();
                     if round % 5 == 0 {
                         k.insert(0, 7); // many keys under one child
                     }
@@ -743,6 +746,20 @@ mod tests {
                     .collect();
                 want.sort_by_key(|w| w.0);
                 assert_eq!(got, want, "round {round}, text {text:?}");
+                // the same keys from the walk over the text cut at its first 0xFF, each step
+                // reported, keys named by their units
+                let mut ended: Vec<u8> = text.iter().copied().take_while(|&b| b != 0xFF).collect();
+                ended.push(0xFF);
+                let mut walked = Vec::new();
+                t.walk_all(&ended, |l, unit, key, sc| {
+                    assert_eq!(key, sc != f32::NEG_INFINITY);
+                    if key {
+                        walked.push((l, t.key_at(unit).0, t.key_at(unit).1));
+                    }
+                });
+                let cut = ended.len() - 1;
+                want.retain(|w| w.0 <= cut);
+                assert_eq!(walked, want, "round {round}, walk of {ended:?}");
             }
         }
         let empty = Trie::new(Vec::new());
