@@ -257,3 +257,74 @@ def test_lone_surrogates_are_replacement_characters(pairs: dict[str, tuple[Sente
     tok, sp = pairs["unigram_bytes"]
     assert tok.encode("a\ud800b") == tok.encode("a\ufffdb") == sp.encode("a\ufffdb")
     assert tok.encode_batch(["x\udfff", "y"]) == [sp.encode("x\ufffd"), sp.encode("y")]
+
+
+class _Str(str):
+    """A str subclass: the bound entry hands it to the method's full path."""
+
+
+_options = st.fixed_dictionaries(
+    {},
+    optional={
+        "add_bos": st.sampled_from([False, True, 0, 1, "", None]),
+        "add_eos": st.sampled_from([False, True, 0, 1]),
+        "enable_sampling": st.sampled_from([False, True, 0, None]),
+        "alpha": st.sampled_from([0.0, 0.1, 0.5, 1.0, -1.0, 2.0, float("nan"), "x"]),
+        "nbest_size": st.sampled_from([-1, 0, 1, 3, 10**9, 1.5]),
+        "seed": st.sampled_from([None, 0, 7, 2**70, -3, "s", True]),
+        "unknown": st.just(1),
+    },
+)
+
+
+def _outcome(call: Any) -> Any:
+    try:
+        return ("ids", call())
+    except Exception as e:  # the same exception, with the same message, or the same ids
+        return (type(e), str(e))
+
+
+@settings(max_examples=int(os.environ.get("BYTEPAIR_HYPOTHESIS_EXAMPLES", "100")) * 2)
+@given(
+    text=st.one_of(random_text, random_text.map(_Str), st.sampled_from([b"bytes", 3, None, "a\ud800b", "\udfff"])),
+    options=_options,
+    extra=st.sampled_from([(), ("positional",)]),
+    name=st.sampled_from(list(CONFIGS)),
+)
+def test_the_bound_encode_is_the_method(
+    pairs: dict[str, tuple[SentencePieceTokenizer, Any]], text: Any, options: dict[str, Any], extra: tuple[Any, ...], name: str
+) -> None:
+    """Each tokenizer's ``encode`` is the extension's entry (``encode_call``), which takes the
+    common call itself and hands any other to the method's code: any text, options and wrong
+    arguments give what the method gives (ids, or the same error and message). Sampling with
+    a seed of None draws a new seed each call, so such calls are compared by their errors."""
+    tok, _ = pairs[name]
+    assert "encode" in tok.__dict__
+    bound = _outcome(lambda: tok.encode(text, *extra, **options))
+    method = _outcome(lambda: SentencePieceTokenizer.encode(tok, text, *extra, **options))
+    random_draw = options.get("enable_sampling") is True and options.get("seed", None) is None
+    if random_draw and bound[0] == "ids":
+        assert method[0] == "ids"
+    else:
+        assert bound == method
+
+
+def test_the_bound_encode_keeps_what_the_method_has(pairs: dict[str, tuple[SentencePieceTokenizer, Any]]) -> None:
+    import copy
+    import inspect
+    import pickle
+
+    tok, sp = pairs["unigram"]
+    method = inspect.signature(SentencePieceTokenizer.encode)
+    assert list(inspect.signature(tok.encode).parameters) == list(method.parameters)[1:]
+    text = "Hello world, the tokenizers"
+    for other in (pickle.loads(pickle.dumps(tok)), copy.copy(tok), copy.deepcopy(tok)):
+        assert other.encode(text) == sp.encode(text)
+        assert other.encode(text, add_bos=True) == [sp.bos_id(), *sp.encode(text)]
+
+    class Own(SentencePieceTokenizer):
+        def encode(self, text: str, **options: Any) -> list[int]:  # type: ignore[override]
+            return [-1]
+
+    own = Own.from_file(tok._name)
+    assert own.encode(text) == [-1] and "encode" not in own.__dict__

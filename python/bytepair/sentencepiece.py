@@ -64,6 +64,12 @@ class SentencePieceTokenizer(ModelInputs):
                 "from_bytes(data) or bytepair.load(path)"
             )
         self._core = core
+        if type(self).encode is SentencePieceTokenizer.encode:
+            # A call of ``tok.encode(text)`` goes straight to the extension, which takes the
+            # common call itself and hands any other to ``_encode`` (the method's frame and its
+            # keyword-only defaults were a fifth of a call on a line of text). A subclass that
+            # overrides ``encode`` keeps its own.
+            self.__dict__["encode"] = core.encode_call
         self._name = name
         self._spec: dict[str, Any] = core.spec()
         self._vocab: dict[str, int] | None = None
@@ -179,42 +185,12 @@ class SentencePieceTokenizer(ModelInputs):
     # ------------------------------------------------------------------ encoding
 
     def _wrap(self, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
-        if add_bos:
-            if self.bos_id is None:
-                raise BytepairError("add_bos=True but this model has no BOS piece (bos_id is -1)")
-            ids.insert(0, self.bos_id)
-        if add_eos:
-            if self.eos_id is None:
-                raise BytepairError("add_eos=True but this model has no EOS piece (eos_id is -1)")
-            ids.append(self.eos_id)
-        return ids
+        return _wrap(self._core, ids, add_bos, add_eos)
 
     def _sample(
         self, enable_sampling: bool, alpha: float, nbest_size: int, seed: int | None
     ) -> tuple[float, int, int] | None:
-        """The core's ``sample`` argument, checked, or None when not sampling."""
-        if not isinstance(enable_sampling, bool):
-            raise TypeError(f"enable_sampling must be a bool, not {type(enable_sampling).__name__}")
-        if not enable_sampling:
-            return None
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
-            raise BytepairError(f"alpha must be a finite number, got {alpha!r}")
-        if self.model_type == "bpe":
-            if not 0.0 <= alpha <= 1.0:
-                raise BytepairError(f"alpha is the probability of dropping a merge for a BPE model: "
-                                    f"it must be in [0, 1], got {alpha!r}")
-        elif alpha < 0:
-            raise BytepairError(f"alpha must be >= 0 (the inverse temperature), got {alpha!r}")
-        if isinstance(nbest_size, bool) or not isinstance(nbest_size, int):
-            raise TypeError(f"nbest_size must be an int, not {type(nbest_size).__name__}")
-        if nbest_size > _core.MAX_NBEST:
-            raise BytepairError(f"nbest_size must be at most {_core.MAX_NBEST} (or negative: the "
-                                f"whole lattice), got {nbest_size}")
-        if seed is None:
-            seed = secrets.randbits(64)
-        elif isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"seed must be an int or None, not {type(seed).__name__}")
-        return (float(alpha), max(nbest_size, -1), seed % 2**64)
+        return _sample(self._core, enable_sampling, alpha, nbest_size, seed)
 
     def encode(
         self,
@@ -238,14 +214,16 @@ class SentencePieceTokenizer(ModelInputs):
                 return self._core.encode(text)
             except UnicodeEncodeError:
                 return self._core.encode(_clean(text))
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, not {type(text).__name__}")
-        sample = self._sample(enable_sampling, alpha, nbest_size, seed)
-        try:
-            ids = self._core.encode(text, sample=sample)
-        except UnicodeEncodeError:
-            ids = self._core.encode(_clean(text), sample=sample)
-        return self._wrap(ids, add_bos, add_eos)
+        return _encode(
+            self._core,
+            text,
+            add_bos=add_bos,
+            add_eos=add_eos,
+            enable_sampling=enable_sampling,
+            alpha=alpha,
+            nbest_size=nbest_size,
+            seed=seed,
+        )
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and the ``(start, end)`` character offsets in ``text`` each comes from (the
@@ -385,6 +363,75 @@ def _id_dtype(vocab_size: int, dtype: DTypeLike | None) -> np.dtype[Any]:
     from bytepair.arrays import dtype_for
 
     return dtype_for(vocab_size - 1, dtype)
+
+
+def _encode(
+    core: _core.SentencePiece,
+    text: str,
+    *,
+    add_bos: bool = False,
+    add_eos: bool = False,
+    enable_sampling: bool = False,
+    alpha: float = 0.1,
+    nbest_size: int = -1,
+    seed: int | None = None,
+) -> list[int]:
+    """:meth:`SentencePieceTokenizer.encode` past its common call (a ``str``, no options),
+    which ``_core.SentencePiece.encode_call`` takes itself."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    sample = _sample(core, enable_sampling, alpha, nbest_size, seed)
+    try:
+        ids = core.encode(text, sample=sample)
+    except UnicodeEncodeError:
+        ids = core.encode(_clean(text), sample=sample)
+    return _wrap(core, ids, add_bos, add_eos)
+
+
+# a wrong argument's error names the method the caller called
+_encode.__name__, _encode.__qualname__ = "encode", "SentencePieceTokenizer.encode"
+
+
+def _wrap(core: _core.SentencePiece, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
+    if add_bos:
+        bos = _opt_id(core.bos_id)
+        if bos is None:
+            raise BytepairError("add_bos=True but this model has no BOS piece (bos_id is -1)")
+        ids.insert(0, bos)
+    if add_eos:
+        eos = _opt_id(core.eos_id)
+        if eos is None:
+            raise BytepairError("add_eos=True but this model has no EOS piece (eos_id is -1)")
+        ids.append(eos)
+    return ids
+
+
+def _sample(
+    core: _core.SentencePiece, enable_sampling: bool, alpha: float, nbest_size: int, seed: int | None
+) -> tuple[float, int, int] | None:
+    """The core's ``sample`` argument, checked, or None when not sampling."""
+    if not isinstance(enable_sampling, bool):
+        raise TypeError(f"enable_sampling must be a bool, not {type(enable_sampling).__name__}")
+    if not enable_sampling:
+        return None
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
+        raise BytepairError(f"alpha must be a finite number, got {alpha!r}")
+    if core.model_type == "bpe":
+        if not 0.0 <= alpha <= 1.0:
+            raise BytepairError(f"alpha is the probability of dropping a merge for a BPE model: "
+                                f"it must be in [0, 1], got {alpha!r}")
+    elif alpha < 0:
+        raise BytepairError(f"alpha must be >= 0 (the inverse temperature), got {alpha!r}")
+    if isinstance(nbest_size, bool) or not isinstance(nbest_size, int):
+        raise TypeError(f"nbest_size must be an int, not {type(nbest_size).__name__}")
+    if nbest_size > _core.MAX_NBEST:
+        raise BytepairError(f"nbest_size must be at most {_core.MAX_NBEST} (or negative: the "
+                            f"whole lattice), got {nbest_size}")
+    if seed is None:
+        seed = secrets.randbits(64)
+    elif isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int or None, not {type(seed).__name__}")
+    return (float(alpha), max(nbest_size, -1), seed % 2**64)
 
 
 def _clean(text: str) -> str:
