@@ -25,8 +25,10 @@ pub enum Kind {
 }
 
 /// A trie of byte strings, each with a value and a score, as a double array: the child of the
-/// node at `p` by byte `b` is the unit at `units[p].base + b` when that unit's `check` is `p`. A
-/// unit holds its node's value and score too, so each step of a walk reads one 16-byte unit.
+/// node at `p` by byte `b` is the unit at `units[p].base + b` when that unit's `check` is `p`
+/// (once built, links are kept as byte offsets: `base + 16 b`, `check` the parent's offset). A
+/// unit holds its node's value and score too (minus infinity for a node that is no key), so
+/// each step of a walk reads one 16-byte unit.
 /// The linked trie before it (a node, then its run of edges) read two places a step, and both
 /// missed the caches: 75 % of the search's samples sat on those two loads (`NOTES.md`).
 #[derive(Clone, Debug, Default)]
