@@ -185,7 +185,7 @@ class SentencePieceTokenizer(ModelInputs):
     # ------------------------------------------------------------------ encoding
 
     def _wrap(self, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
-        return _wrap(self._core, ids, add_bos, add_eos)
+        return _wrap(ids, add_bos, add_eos, self.bos_id, self.eos_id)
 
     def _sample(
         self, enable_sampling: bool, alpha: float, nbest_size: int, seed: int | None
@@ -385,21 +385,22 @@ def _encode(
         ids = core.encode(text, sample=sample)
     except UnicodeEncodeError:
         ids = core.encode(_clean(text), sample=sample)
-    return _wrap(core, ids, add_bos, add_eos)
+    bos = _opt_id(core.bos_id) if add_bos else None
+    eos = _opt_id(core.eos_id) if add_eos else None
+    return _wrap(ids, add_bos, add_eos, bos, eos)
 
 
 # a wrong argument's error names the method the caller called
 _encode.__name__, _encode.__qualname__ = "encode", "SentencePieceTokenizer.encode"
 
 
-def _wrap(core: _core.SentencePiece, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
+def _wrap(ids: list[int], add_bos: bool, add_eos: bool, bos: int | None, eos: int | None) -> list[int]:
+    """``ids`` with the model's BOS (id ``bos``) before them and its EOS after, as asked."""
     if add_bos:
-        bos = _opt_id(core.bos_id)
         if bos is None:
             raise BytepairError("add_bos=True but this model has no BOS piece (bos_id is -1)")
         ids.insert(0, bos)
     if add_eos:
-        eos = _opt_id(core.eos_id)
         if eos is None:
             raise BytepairError("add_eos=True but this model has no EOS piece (eos_id is -1)")
         ids.append(eos)
