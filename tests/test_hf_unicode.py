@@ -20,6 +20,19 @@ def _theirs() -> dict[str, object]:
     return {f: getattr(normalizers, f)() for f in FORMS}
 
 
+def test_strip_accents_on_every_code_point() -> None:
+    """``StripAccents`` as ``tokenizers`` runs it: each code point, alone, dropped or kept."""
+    strip = normalizers.StripAccents()
+    chars = [chr(cp) for cp in range(1, 0x110000) if not 0xD800 <= cp < 0xE000]
+    # one call over every code point, cut apart at NULs (no mark)
+    theirs = strip.normalize_str("\0".join(chars)).split("\0")
+    assert len(theirs) == len(chars)
+    wrong = [(hex(ord(c)), t) for c, t in zip(chars, theirs) if _hf_unicode.strip_accents(c) != t]
+    assert wrong == []
+    # a combining accent and a spacing vowel sign dropped; a mark newer than its tables kept
+    assert _hf_unicode.strip_accents("e\u0301 \u093e\U00011d31x") == "e \U00011d31x"
+
+
 def test_every_code_point_alone_and_among_marks() -> None:
     theirs = _theirs()
     wrong = []

@@ -214,8 +214,8 @@ def _normalizer(node: Any, path: str, refuse: _Refuse) -> list[Step]:
         return [lambda s: _hf_unicode.normalize(form, s)]
     if kind == "Lowercase":
         return [str.lower]
-    if kind == "StripAccents":  # drops nonspacing marks (ALBERT, XLNet: after NFKD)
-        return [lambda s: "".join(c for c in s if unicodedata.category(c) != "Mn")]
+    if kind == "StripAccents":  # drops marks (ALBERT, XLNet: after NFKD)
+        return [_hf_unicode.strip_accents]
     if kind == "Nmt":
         return [lambda s: s.translate(_NMT_TABLE)]
     if kind == "Prepend":
