@@ -33,6 +33,19 @@ def test_strip_accents_on_every_code_point() -> None:
     assert _hf_unicode.strip_accents("e\u0301 \u093e\U00011d31x") == "e \U00011d31x"
 
 
+def test_lowercase_on_every_code_point_and_sigma() -> None:
+    """``Lowercase`` as ``tokenizers`` runs it: each code point alone, and capital sigmas at the
+    ends of words (no final form there)."""
+    lower = normalizers.Lowercase()
+    chars = [chr(cp) for cp in range(1, 0x110000) if not 0xD800 <= cp < 0xE000]
+    theirs = lower.normalize_str("\0".join(chars)).split("\0")
+    assert len(theirs) == len(chars)
+    wrong = [(hex(ord(c)), t) for c, t in zip(chars, theirs) if _hf_unicode.lowercase(c) != t]
+    assert wrong == []
+    for text in ("ΟΔΟΣ", "ΣΑΣ ΟΔΟΣ.", "AΣ b", "İstanbul ǅ ẞ", "ΌΣΟΣ\u0301Σ"):
+        assert _hf_unicode.lowercase(text) == lower.normalize_str(text), text
+
+
 def test_every_code_point_alone_and_among_marks() -> None:
     theirs = _theirs()
     wrong = []

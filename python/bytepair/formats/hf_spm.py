@@ -213,7 +213,7 @@ def _normalizer(node: Any, path: str, refuse: _Refuse) -> list[Step]:
         form: Any = kind
         return [lambda s: _hf_unicode.normalize(form, s)]
     if kind == "Lowercase":
-        return [str.lower]
+        return [_hf_unicode.lowercase]
     if kind == "StripAccents":  # drops marks (ALBERT, XLNet: after NFKD)
         return [_hf_unicode.strip_accents]
     if kind == "Nmt":
