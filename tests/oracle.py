@@ -133,6 +133,11 @@ def mix(per_source: Sequence[Counter[bytes]], sizes: Sequence[int], alpha: float
     return total
 
 
+def _lower(text: str) -> str:
+    """Each character lowercased alone (no final sigma), as tokenizers' Lowercase does it."""
+    return "".join(c.lower() for c in text)
+
+
 def normalize(text: str, steps: str | None, specials: Sequence[str] = ()) -> str:
     """Normalizes each stretch between special tokens; steps joined by '+', applied in order."""
     if steps is None:
@@ -141,7 +146,7 @@ def normalize(text: str, steps: str | None, specials: Sequence[str] = ()) -> str
     for stretch, is_special in split_specials(text, specials):
         if not is_special:
             for step in steps.split("+"):
-                stretch = stretch.lower() if step == "lowercase" else unicodedata.normalize(step.upper(), stretch)
+                stretch = _lower(stretch) if step == "lowercase" else unicodedata.normalize(step.upper(), stretch)
         out.append(stretch)
     return "".join(out)
 

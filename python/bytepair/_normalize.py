@@ -2,12 +2,14 @@
 
 A normalization is ``None`` (none) or steps joined by ``+``, applied in order: ``nfc``,
 ``nfd``, ``nfkc``, ``nfkd`` (Unicode normal forms, :func:`unicodedata.normalize`) and
-``lowercase`` (:meth:`str.lower`). Special-token text is never normalized: text is split at
-special tokens first and each stretch between them is normalized on its own.
+``lowercase`` (:meth:`str.lower` of each character alone, as ``tokenizers``' ``Lowercase``,
+which a ``tokenizer.json`` writes it as, lowercases: no final sigma). Special-token text is
+never normalized: text is split at special tokens first and each stretch between them is
+normalized on its own.
 
 Cutting text after a newline never changes its normalization (a newline is a stable starter
-for every normal form, and the context of a final sigma never crosses it), so streams are
-normalized in blocks that end after a newline.
+for every normal form, and lowercasing looks at no neighbour), so streams are normalized in
+blocks that end after a newline.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Literal
 
+from bytepair import _hf_unicode
 from bytepair.errors import BytepairError
 
 STEPS = ("nfc", "nfd", "nfkc", "nfkd", "lowercase")
@@ -51,7 +54,10 @@ def function(spec: str | None) -> Normalizer | None:
     funcs: list[Normalizer] = []
     for step in spec.split("+"):
         if step == "lowercase":
-            funcs.append(str.lower)
+            # each character alone, as tokenizers' Lowercase (which the step is written as) has
+            # it: no final sigma. Code points newer than unicodedata's tables keep their case,
+            # as the normal forms keep them (`_hf_unicode`).
+            funcs.append(_hf_unicode.lower_each)
         else:
             form: Literal["NFC", "NFD", "NFKC", "NFKD"] = _FORMS[step]
             funcs.append(functools.partial(unicodedata.normalize, form))
