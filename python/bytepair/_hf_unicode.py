@@ -70,7 +70,12 @@ NEWER: tuple[tuple[int, int], ...] = (
     (0x1FBF0, 0x1FBF9),
 )
 
-_CUT = re.compile("([" + "".join(re.escape(chr(a)) + "-" + re.escape(chr(b)) for a, b in NEWER) + "])")
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    """A regular expression's class of the code points in ``ranges``."""
+    return "[" + "".join(re.escape(chr(a)) + "-" + re.escape(chr(b)) for a, b in ranges) + "]"
+
+
+_CUT = re.compile("(" + _class(NEWER) + ")")
 
 
 # Marks (general category M) that ``tokenizers``' ``StripAccents`` keeps: marks in
@@ -146,8 +151,8 @@ NEWER_MARKS: tuple[tuple[int, int], ...] = (
 )
 OLDER_MARKS: tuple[tuple[int, int], ...] = ((0x1CF2, 0x1CF3),)
 
-_NEWER_MARK = re.compile("[" + "".join(re.escape(chr(a)) + "-" + re.escape(chr(b)) for a, b in NEWER_MARKS) + "]")
-_OLDER_MARK = re.compile("[" + "".join(re.escape(chr(a)) + "-" + re.escape(chr(b)) for a, b in OLDER_MARKS) + "]")
+_NEWER_MARK = re.compile(_class(NEWER_MARKS))
+_OLDER_MARK = re.compile(_class(OLDER_MARKS))
 
 
 def _stripped(c: str) -> bool:
@@ -170,7 +175,7 @@ def strip_accents(text: str) -> str:
 NEWER_LOWER: dict[int, int] = {0x1C89: 0x1C8A, 0xA7CB: 0x0264, 0xA7CC: 0xA7CD, 0xA7CE: 0xA7CF, 0xA7D2: 0xA7D3, 0xA7D4: 0xA7D5, 0xA7DA: 0xA7DB, 0xA7DC: 0x019B, 0x10D50: 0x10D70, 0x10D51: 0x10D71, 0x10D52: 0x10D72, 0x10D53: 0x10D73, 0x10D54: 0x10D74, 0x10D55: 0x10D75, 0x10D56: 0x10D76, 0x10D57: 0x10D77, 0x10D58: 0x10D78, 0x10D59: 0x10D79, 0x10D5A: 0x10D7A, 0x10D5B: 0x10D7B, 0x10D5C: 0x10D7C, 0x10D5D: 0x10D7D, 0x10D5E: 0x10D7E, 0x10D5F: 0x10D7F, 0x10D60: 0x10D80, 0x10D61: 0x10D81, 0x10D62: 0x10D82, 0x10D63: 0x10D83, 0x10D64: 0x10D84, 0x10D65: 0x10D85, 0x16EA0: 0x16EBB, 0x16EA1: 0x16EBC, 0x16EA2: 0x16EBD, 0x16EA3: 0x16EBE, 0x16EA4: 0x16EBF, 0x16EA5: 0x16EC0, 0x16EA6: 0x16EC1, 0x16EA7: 0x16EC2, 0x16EA8: 0x16EC3, 0x16EA9: 0x16EC4, 0x16EAA: 0x16EC5, 0x16EAB: 0x16EC6, 0x16EAC: 0x16EC7, 0x16EAD: 0x16EC8, 0x16EAE: 0x16EC9, 0x16EAF: 0x16ECA, 0x16EB0: 0x16ECB, 0x16EB1: 0x16ECC, 0x16EB2: 0x16ECD, 0x16EB3: 0x16ECE, 0x16EB4: 0x16ECF, 0x16EB5: 0x16ED0, 0x16EB6: 0x16ED1, 0x16EB7: 0x16ED2, 0x16EB8: 0x16ED3}
 
 
-_NEWER_UPPER = re.compile("[" + "".join(re.escape(chr(c)) for c in NEWER_LOWER) + "]")
+_NEWER_UPPER = re.compile(_class(tuple((c, c) for c in NEWER_LOWER)))
 
 
 def lower_each(text: str) -> str:

@@ -184,14 +184,6 @@ class SentencePieceTokenizer(ModelInputs):
 
     # ------------------------------------------------------------------ encoding
 
-    def _wrap(self, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
-        return _wrap(ids, add_bos, add_eos, self.bos_id, self.eos_id)
-
-    def _sample(
-        self, enable_sampling: bool, alpha: float, nbest_size: int, seed: int | None
-    ) -> tuple[float, int, int] | None:
-        return _sample(self._core, enable_sampling, alpha, nbest_size, seed)
-
     def encode(
         self,
         text: str,
@@ -207,13 +199,8 @@ class SentencePieceTokenizer(ModelInputs):
         ``enable_sampling``, one segmentation drawn as sentencepiece draws it (see the module
         docs); the same ``seed`` draws the same one, and ``encode_batch`` gives text ``i`` the
         draw ``encode`` gives it alone only for ``i == 0``."""
-        if type(text) is str and enable_sampling is False and not add_bos and not add_eos:
-            # The common call, straight to the extension (a line of text encodes in about a
-            # microsecond, and the checks below were a third of that).
-            try:
-                return self._core.encode(text)
-            except UnicodeEncodeError:
-                return self._core.encode(_clean(text))
+        # each tokenizer's own ``encode`` is the extension's entry (``__init__``), which takes
+        # the common call itself: this is the rest, and what a subclass's ``super()`` reaches
         return _encode(
             self._core,
             text,
@@ -248,11 +235,11 @@ class SentencePieceTokenizer(ModelInputs):
         as in ``encode``: each text draws from a seed of its own, made from ``seed`` and its
         index, so a seeded batch gives the same ids on any number of threads."""
         _check_threads(num_threads)
-        sample = self._sample(enable_sampling, alpha, nbest_size, seed)
+        sample = _sample(self._core, enable_sampling, alpha, nbest_size, seed)
         items = texts if type(texts) is list else list(texts)
         lists = _batch(lambda ts: self._core.encode_batch(ts, num_threads=num_threads, sample=sample), items)
         if add_bos or add_eos:
-            lists = [self._wrap(ids, add_bos, add_eos) for ids in lists]
+            lists = [_wrap(ids, add_bos, add_eos, self.bos_id, self.eos_id) for ids in lists]
         return lists
 
     def encode_batch_numpy(
@@ -273,7 +260,7 @@ class SentencePieceTokenizer(ModelInputs):
         import numpy as np
 
         _check_threads(num_threads)
-        sample = self._sample(enable_sampling, alpha, nbest_size, seed)
+        sample = _sample(self._core, enable_sampling, alpha, nbest_size, seed)
         dt = _id_dtype(len(self), dtype)
         items = texts if type(texts) is list else list(texts)
         ids, offsets = _batch(
