@@ -294,7 +294,7 @@ impl SpmBpe {
             for (i, &(start, end, hash)) in spans.iter().enumerate() {
                 cache.prefetch_after(&spans, i);
                 let word = &s[start..end];
-                if let Some(at) = cache.find(word, hash) {
+                if let Some(at) = cache.find_at(s, start, end, hash) {
                     let p = cache.payload(at);
                     let (ids, ends) = p.split_at(p.len() / 2);
                     f(start, WordPieces::Cached { ids, ends });

@@ -8,6 +8,11 @@
 //! holding each entry whole (sizes, the word's bytes, the payload), so a hit reads a slot and
 //! one stretch of the arena. A hash map of boxed words to boxed paths took three scattered
 //! loads a word and a `memcmp` call: a fifth of encoding's time (`unigram/NOTES.md`).
+//!
+//! A word of up to 16 bytes (most words) is hashed, kept and compared as two zero-padded
+//! `u64`s loaded from the text it is in (`find_at`), with the byte-level encoder's hash of
+//! pieces: compared a `u32` at a time, with a `memcpy` call for the last one, `find` was 130
+//! instructions a hit (cachegrind).
 
 use crate::Rank;
 
@@ -54,14 +59,29 @@ pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item
 /// was most of `find`'s time (a fifth of a first pass over lines of about 60 bytes).
 const PREFETCH_WORDS: usize = 4;
 
-/// The word's bytes as little-endian `u32`s, the last one padded with zeros.
+/// Words of up to this many bytes are kept and compared as two `u64`s (`find_at`).
+const SHORT: usize = 16;
+const SHORT_WORDS: usize = SHORT / 4;
+
+/// The `u32`s an entry keeps a word of `len` bytes in: a short word always in `SHORT_WORDS`.
+#[inline]
+fn key_words(len: usize) -> usize {
+    if (1..=SHORT).contains(&len) {
+        SHORT_WORDS
+    } else {
+        len.div_ceil(4)
+    }
+}
+
+/// The word's bytes as little-endian `u32`s, the last one padded with zeros (and zeros past
+/// the word's end).
 #[inline]
 fn key_word(word: &[u8], i: usize) -> u32 {
     match word.get(4 * i..4 * i + 4) {
         Some(w) => u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
         None => {
             let mut b = [0u8; 4];
-            let chunk = &word[4 * i..];
+            let chunk = word.get(4 * i..).unwrap_or_default();
             b[..chunk.len()].copy_from_slice(chunk);
             u32::from_le_bytes(b)
         }
@@ -89,11 +109,38 @@ impl WordCache {
         self.len = 0;
     }
 
+    /// The hash of `word`: a word of 1 to 16 bytes from its two zero-padded little-endian
+    /// words (`short_key`), as the byte-level encoder's pieces are hashed; a longer one (or the
+    /// empty one) through `FxHasher`.
     pub fn hash(word: &[u8]) -> u64 {
+        match word.len() {
+            1..=SHORT => {
+                let (lo, hi) = crate::bpe::encode::words16(word);
+                crate::bpe::encode::hash_words(lo, hi, word.len())
+            }
+            _ => Self::hash_long(word),
+        }
+    }
+
+    fn hash_long(word: &[u8]) -> u64 {
         use std::hash::Hasher;
         let mut h = rustc_hash::FxHasher::default();
         h.write(word);
         h.finish()
+    }
+
+    /// `hash` of `s[start..end]`, a short word's words loaded from `s` as they are (16 bytes
+    /// at once where `s` has them).
+    #[inline(always)]
+    fn hash_at(s: &[u8], start: usize, end: usize) -> u64 {
+        let n = end - start;
+        match n {
+            1..=SHORT => {
+                let (lo, hi) = crate::bpe::encode::words_at(s, start, n);
+                crate::bpe::encode::hash_words(lo, hi, n)
+            }
+            _ => Self::hash_long(&s[start..end]),
+        }
     }
 
     /// The words of normalized text `s` (see `words`) as (start, end, `hash`), in `out`
@@ -106,7 +153,10 @@ impl WordCache {
         out: &mut Vec<(usize, usize, u64)>,
     ) {
         out.clear();
-        out.extend(words(s, marks).map(|(start, w)| (start, start + w.len(), Self::hash(w))));
+        out.extend(words(s, marks).map(|(start, w)| {
+            let end = start + w.len();
+            (start, end, Self::hash_at(s, start, end))
+        }));
         for &(.., h) in out.iter().take(PREFETCH_WORDS) {
             self.prefetch(h);
         }
@@ -132,6 +182,46 @@ impl WordCache {
     /// Where `word`'s payload is in the arena (`payload`), if it is kept.
     #[inline]
     pub fn find(&self, word: &[u8], hash: u64) -> Option<std::ops::Range<usize>> {
+        self.find_at(word, 0, word.len(), hash)
+    }
+
+    /// `find` of `s[start..end]`; a short word is compared as its two words, loaded from `s`
+    /// as `hash_at` loads them, against the four its entry keeps.
+    #[inline]
+    pub fn find_at(
+        &self,
+        s: &[u8],
+        start: usize,
+        end: usize,
+        hash: u64,
+    ) -> Option<std::ops::Range<usize>> {
+        let n = end - start;
+        if !(1..=SHORT).contains(&n) {
+            return self.find_long(&s[start..end], hash);
+        }
+        let (lo, hi) = crate::bpe::encode::words_at(s, start, n);
+        let mask = self.slots.len() - 1;
+        let tag = (hash >> 32) as u32 | 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let (t, at) = self.slots[i];
+            if t == 0 {
+                return None;
+            }
+            if t == tag {
+                let at = at as usize;
+                let e = &self.arena[at..at + 2 + SHORT_WORDS];
+                let k = |j: usize| u64::from(e[2 + j]) | u64::from(e[3 + j]) << 32;
+                if e[0] == n as u32 && k(0) == lo && k(2) == hi {
+                    let start = at + 2 + SHORT_WORDS;
+                    return Some(start..start + e[1] as usize);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn find_long(&self, word: &[u8], hash: u64) -> Option<std::ops::Range<usize>> {
         let mask = self.slots.len() - 1;
         let tag = (hash >> 32) as u32 | 1;
         let mut i = hash as usize & mask;
@@ -142,7 +232,7 @@ impl WordCache {
             }
             let at = at as usize;
             if t == tag && self.arena[at] == word.len() as u32 {
-                let words = word.len().div_ceil(4);
+                let words = key_words(word.len());
                 if (0..words).all(|k| self.arena[at + 2 + k] == key_word(word, k)) {
                     let start = at + 2 + words;
                     return Some(start..start + self.arena[at + 1] as usize);
@@ -163,7 +253,7 @@ impl WordCache {
         self.arena.push(word.len() as u32);
         self.arena.push(payload.len() as u32);
         self.arena
-            .extend((0..word.len().div_ceil(4)).map(|k| key_word(word, k)));
+            .extend((0..key_words(word.len())).map(|k| key_word(word, k)));
         let start = self.arena.len();
         self.arena.extend_from_slice(payload);
         let mask = self.slots.len() - 1;
@@ -214,6 +304,71 @@ mod tests {
         // another model's words are gone
         c.ready(2);
         assert!(c.find(&words[0], WordCache::hash(&words[0])).is_none());
+    }
+
+    /// Short words (compared as two words, loaded from the text they are in) and long ones,
+    /// words that differ in a zero byte or in their length alone, found the same from a
+    /// slice of their own and from inside a longer text.
+    #[test]
+    fn short_and_long_words_from_inside_a_text() {
+        let mut c = WordCache::default();
+        c.ready(1);
+        let mut words: Vec<Vec<u8>> = Vec::new();
+        for n in 1..=40usize {
+            let letters: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut last = letters.clone();
+            last[n - 1] = b'Z';
+            words.push(letters);
+            words.push(last);
+            words.push(vec![0; n]);
+            let mut w: Vec<u8> = (0..n).map(|i| (i * 7 + n) as u8).collect();
+            w[n - 1] = 0;
+            words.push(w);
+        }
+        words.sort();
+        words.dedup();
+        let (kept, unkept): (Vec<_>, Vec<_>) =
+            words.iter().enumerate().partition(|(i, _)| i % 3 != 0);
+        for &(i, w) in &kept {
+            c.insert(w, WordCache::hash(w), &[i as u32, 1, 2, 3, 4]);
+        }
+        for (i, w) in words.iter().enumerate() {
+            let want = kept.iter().any(|&(k, _)| k == i).then_some(i as u32);
+            let alone = c.find(w, WordCache::hash(w)).map(|at| c.payload(at)[0]);
+            assert_eq!(alone, want, "{w:?}");
+            for (before, after) in [(0, 0), (3, 0), (0, 5), (17, 40)] {
+                let mut text = vec![0xAB; before];
+                text.extend_from_slice(w);
+                text.extend(std::iter::repeat_n(0xCD, after));
+                let (s, e) = (before, before + w.len());
+                let h = WordCache::hash_at(&text, s, e);
+                assert_eq!(h, WordCache::hash(w));
+                assert_eq!(
+                    c.find_at(&text, s, e, h).map(|at| c.payload(at)[0]),
+                    want,
+                    "{w:?}"
+                );
+            }
+        }
+        assert!(!unkept.is_empty());
+        // every word under one hash: only the compare of the words tells them apart
+        let mut c = WordCache::default();
+        c.ready(1);
+        let h = 0x0123_4567_89AB_CDEF;
+        for &(i, w) in &kept {
+            c.insert(w, h, &[i as u32, 1, 2, 3, 4]);
+        }
+        for (i, w) in words.iter().enumerate() {
+            let want = kept.iter().any(|&(k, _)| k == i).then_some(i as u32);
+            let mut text = w.clone();
+            text.extend_from_slice(&[0; 16]);
+            assert_eq!(
+                c.find_at(&text, 0, w.len(), h).map(|at| c.payload(at)[0]),
+                want,
+                "{w:?}"
+            );
+            assert_eq!(c.find(w, h).map(|at| c.payload(at)[0]), want, "{w:?}");
+        }
     }
 
     #[test]

@@ -497,7 +497,7 @@ impl Unigram {
                     cache.prefetch_after(spans, i);
                     let word = &s[start..end];
                     let entry = (word.len() <= CACHE_WORD_BYTES).then(|| {
-                        cache.find(word, hash).unwrap_or_else(|| {
+                        cache.find_at(s, start, end, hash).unwrap_or_else(|| {
                             self.exact(word, lattice, padded, payload);
                             cache.insert(word, hash, payload)
                         })
