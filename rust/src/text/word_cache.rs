@@ -80,10 +80,16 @@ fn key_word(word: &[u8], i: usize) -> u32 {
     match word.get(4 * i..4 * i + 4) {
         Some(w) => u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
         None => {
-            let mut b = [0u8; 4];
-            let chunk = word.get(4 * i..).unwrap_or_default();
-            b[..chunk.len()].copy_from_slice(chunk);
-            u32::from_le_bytes(b)
+            // 0 to 3 bytes: the first, middle and last cover them (no `memcpy` call)
+            let b = word.get(4 * i..).unwrap_or_default();
+            match b.len() {
+                0 => 0,
+                n => {
+                    u32::from(b[0])
+                        | u32::from(b[n / 2]) << (8 * (n / 2))
+                        | u32::from(b[n - 1]) << (8 * (n - 1))
+                }
+            }
         }
     }
 }
