@@ -14,7 +14,9 @@ import pytest
 import bytepair
 from tests.test_encodings import NAMES, _reference, rank_dir  # noqa: F401  (a fixture)
 
+# ... and characters of 2 and 3 bytes repeated (one piece, each character its own ids).
 UNITS = ["\n", " ", "\t", "\r\n", " \n", "a", "7", "e\u0301", "ab", "=", "\u00a0", "\u4e2d"]
+UNITS += ["\u00e9", "\u00df", "\u0436", "\u05d0", "\u3042", "\uac00", "\u00e9\u00e8", "\ufffd"]
 # Around the short path's limit and the whitespace blocks, then well past both.
 LENGTHS = [15, 16, 17, 33, 127, 128, 129, 143, 1000, 4097]
 
@@ -47,7 +49,7 @@ def test_counts_around_special_tokens(name: str, rank_dir: pathlib.Path) -> None
 
 
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "gpt2"])
-@pytest.mark.parametrize("unit", ["\n", " ", "a", "ab", "e\u0301", "7", " \n", "\u4e2d\u6587"])
+@pytest.mark.parametrize("unit", ["\n", " ", "a", "ab", "e\u0301", "7", " \n", "\u4e2d\u6587", "\u00e9", "\u3042"])
 def test_counts_of_long_runs_are_encode_lengths(name: str, unit: str) -> None:
     """Past the threads' chunks and the rounds (tiktoken is quadratic on one long piece, so
     these are checked against our encode, which the tests above tie to tiktoken's)."""

@@ -2193,6 +2193,61 @@ impl Encoder {
         true
     }
 
+    /// A piece that is one character of 2 or 3 bytes three times or more (`"é" * n`), where
+    /// `encode_cut` would cut it at every character: its ids are one character's, `n` times,
+    /// made once and copied (or, with `counted`, counted without being written: a count of
+    /// 32 MB of `"é"` wrote 64 MB of ids it then threw away). False, with nothing written,
+    /// for any other piece.
+    fn encode_char_run(
+        &self,
+        table: &mut pieces::Table,
+        atoms: &atoms::Atoms,
+        piece: &[u8],
+        out: &mut Vec<Rank>,
+        counted: Option<&Cell<usize>>,
+    ) -> bool {
+        let k = match piece[0] {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => return false,
+        };
+        let copies = piece.len() / k;
+        // one character repeated: the piece equals itself shifted by one character
+        if copies < 3 || piece.len() % k != 0 || piece[k..] != piece[..piece.len() - k] {
+            return false;
+        }
+        // The second copy, between two others: its edges clear there (so at every copy, the
+        // first and last having one neighbour of the same kind), and no token holds two
+        // copies side by side: `encode_cut` cuts before each copy and encodes it alone.
+        let Some((id, _, cp)) = atoms.edge_at(piece, k) else {
+            return false;
+        };
+        if atoms.joined(cp, cp) {
+            return false;
+        }
+        let start = out.len();
+        if id != atoms::NONE {
+            out.push(id);
+        } else {
+            self.encode_part(table, &piece[..k], out);
+        }
+        let one = out.len() - start;
+        if let Some(counted) = counted {
+            counted.set(counted.get() + one * copies);
+            out.truncate(start);
+            return true;
+        }
+        if one == 1 {
+            out.resize(start + copies, out[start]);
+        } else {
+            out.reserve(one * (copies - 1));
+            for _ in 1..copies {
+                out.extend_from_within(start..start + one);
+            }
+        }
+        true
+    }
+
     /// One part of `encode_cut`: by merges alone (a part that is a token the merges cannot
     /// make is not that token, as a whole piece would be), kept in the thread's table under a
     /// key of its own (`pieces::PART`).
@@ -2239,6 +2294,9 @@ impl Encoder {
             let piece = &text[at..at + n];
             if !piece.is_ascii() {
                 if let Some(atoms) = self.bpe.atoms() {
+                    if self.encode_char_run(table, atoms, piece, out, counted) {
+                        return;
+                    }
                     // Before any count: a long run of CJK text merged whole took 3 times
                     // what its parts took through the table.
                     if self.encode_cut(table, atoms, piece, out) {
