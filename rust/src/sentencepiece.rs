@@ -407,13 +407,35 @@ struct IdWriter<'a> {
 }
 
 impl IdWriter<'_> {
-    #[inline]
+    #[inline(always)]
     fn word(&mut self, start: usize, pieces: WordPieces<'_>) {
         match pieces {
-            WordPieces::Cached { ids, ends } => {
-                if !ids.contains(&self.unk) {
+            WordPieces::Cached { ids, ends, four } => {
+                let k = ids.len();
+                if k <= 4 {
+                    // Most words: the first `k` of `four` hold no unknown id, and are stored
+                    // whole, without a branch on `k` (the test for the unknown id as a loop
+                    // and `extend_from_slice`'s `memcpy` call went either way word after word).
+                    let unk = four.map(|id| u32::from(id == self.unk));
+                    let hit = (unk[0] | unk[1] << 1 | unk[2] << 2 | unk[3] << 3) & ((1 << k) - 1);
+                    if hit == 0 {
+                        self.ids.reserve(4);
+                        // SAFETY: room for four more ids was reserved; `k` of them are kept.
+                        unsafe {
+                            let n = self.ids.len();
+                            self.ids
+                                .as_mut_ptr()
+                                .add(n)
+                                .cast::<[u32; 4]>()
+                                .write_unaligned(four);
+                            self.ids.set_len(n + k);
+                        }
+                        self.last_unk &= k == 0;
+                        return;
+                    }
+                } else if !ids.contains(&self.unk) {
                     self.ids.extend_from_slice(ids);
-                    self.last_unk &= ids.is_empty();
+                    self.last_unk = false;
                     return;
                 }
                 let mut at = start;

@@ -260,7 +260,7 @@ impl SpmBpe {
     /// Appends the pieces of `s` (normalized text) to `out` as (end byte, id), in order.
     pub fn encode(&self, s: &[u8], out: &mut Vec<(usize, Rank)>) {
         let by_words = self.each_word(s, SPACE_FINDER.find_iter(s), |start, pieces| match pieces {
-            WordPieces::Cached { ids, ends } => out.extend(
+            WordPieces::Cached { ids, ends, .. } => out.extend(
                 ends.iter()
                     .zip(ids)
                     .map(|(&end, &id)| (start + end as usize, id)),
@@ -295,9 +295,10 @@ impl SpmBpe {
                 cache.prefetch_after(&spans, i);
                 let word = &s[start..end];
                 if let Some(at) = cache.find_at(s, start, end, hash) {
+                    let four = cache.four(at.start);
                     let p = cache.payload(at);
                     let (ids, ends) = p.split_at(p.len() / 2);
-                    f(start, WordPieces::Cached { ids, ends });
+                    f(start, WordPieces::Cached { ids, ends, four });
                 } else {
                     pieces.clear();
                     self.encode_text(word, &mut pieces, None);

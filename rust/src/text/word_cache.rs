@@ -35,22 +35,14 @@ pub struct WordCache {
 /// A word's pieces as the encoders hand them to `SentencePiece`: from the cache (ids and where
 /// each piece ends in the word), or from the search (end in the word, id).
 pub enum WordPieces<'a> {
-    Cached { ids: &'a [u32], ends: &'a [u32] },
+    /// `four`: the cache's four words from the first id on (`WordCache::four`), for a copy
+    /// of up to four ids in one store.
+    Cached {
+        ids: &'a [u32],
+        ends: &'a [u32],
+        four: [u32; 4],
+    },
     Searched(&'a [(usize, Rank)]),
-}
-
-/// The words of normalized text `s` as (start, word): cut before each `▁` (`marks`, where each
-/// starts, in order), the first word starting at 0 whether or not it has one.
-pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item = (usize, &[u8])> {
-    let mut start = 0;
-    marks
-        .filter(|&p| p > 0)
-        .chain(std::iter::once(s.len()))
-        .map(move |end| {
-            let word = (start, &s[start..end]);
-            start = end;
-            word
-        })
 }
 
 /// How many words ahead the encoders ask for a word's slot (`WordCache::prefetch`). On a first
@@ -58,6 +50,54 @@ pub fn words(s: &[u8], marks: impl Iterator<Item = usize>) -> impl Iterator<Item
 /// (`perf`); asked for one word ahead, and not at all for the first word of a text, it still
 /// was most of `find`'s time (a fifth of a first pass over lines of about 60 bytes).
 const PREFETCH_WORDS: usize = 4;
+
+/// Masks that keep the first `n` bytes (0 to 16) of two little-endian words: a short word's
+/// key without a branch on its length (one that went either way word after word).
+const MASKS: [[u64; 2]; SHORT + 1] = {
+    let mut m = [[0u64; 2]; SHORT + 1];
+    let mut n = 1;
+    while n <= SHORT {
+        m[n][0] = if n >= 8 {
+            u64::MAX
+        } else {
+            u64::MAX >> (64 - 8 * n)
+        };
+        m[n][1] = if n <= 8 {
+            0
+        } else {
+            u64::MAX >> (64 - 8 * (n - 8))
+        };
+        n += 1;
+    }
+    m
+};
+
+/// The two zero-padded little-endian words of `s[start..start + n]` (`n` in 1..=16): 16 bytes
+/// loaded at once where `s` has them (all but a text's last words), masked to the word.
+#[inline(always)]
+fn short_key(s: &[u8], start: usize, n: usize) -> (u64, u64) {
+    let [ml, mh] = MASKS[n];
+    match s.get(start..start + 16) {
+        Some(w) => (
+            u64::from_le_bytes(w[..8].try_into().unwrap()) & ml,
+            u64::from_le_bytes(w[8..].try_into().unwrap()) & mh,
+        ),
+        None => crate::bpe::encode::words16(&s[start..start + n]),
+    }
+}
+
+/// A short word's hash from its key, both words mixed whatever its length (no branch).
+#[inline(always)]
+fn short_hash(lo: u64, hi: u64, n: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let h = (lo ^ (n as u64).rotate_right(8)).wrapping_mul(K);
+    let h = (h.rotate_left(27) ^ hi).wrapping_mul(K);
+    h ^ (h >> 29)
+}
+
+/// Zero words after the last entry, so that four words can be read from any place in a
+/// payload (`four`).
+const PAD: usize = 4;
 
 /// Words of up to this many bytes are kept and compared as two `u64`s (`find_at`).
 const SHORT: usize = 16;
@@ -107,6 +147,7 @@ impl WordCache {
         self.slots.clear();
         self.slots.resize(2 * CACHE_WORDS, (0, 0));
         self.arena.clear();
+        self.arena.extend_from_slice(&[0; PAD]);
         // All of it asked for at once, in huge pages where the system gives them on request
         // (pages come as they are written): grown by doubling, its copies and page faults were
         // a few per cent of a first pass, and lookups spread over it miss the TLB less.
@@ -116,16 +157,9 @@ impl WordCache {
     }
 
     /// The hash of `word`: a word of 1 to 16 bytes from its two zero-padded little-endian
-    /// words (`short_key`), as the byte-level encoder's pieces are hashed; a longer one (or the
-    /// empty one) through `FxHasher`.
+    /// words (`short_key`, `short_hash`); a longer one (or the empty one) through `FxHasher`.
     pub fn hash(word: &[u8]) -> u64 {
-        match word.len() {
-            1..=SHORT => {
-                let (lo, hi) = crate::bpe::encode::words16(word);
-                crate::bpe::encode::hash_words(lo, hi, word.len())
-            }
-            _ => Self::hash_long(word),
-        }
+        Self::hash_at(word, 0, word.len())
     }
 
     fn hash_long(word: &[u8]) -> u64 {
@@ -140,18 +174,18 @@ impl WordCache {
     #[inline(always)]
     fn hash_at(s: &[u8], start: usize, end: usize) -> u64 {
         let n = end - start;
-        match n {
-            1..=SHORT => {
-                let (lo, hi) = crate::bpe::encode::words_at(s, start, n);
-                crate::bpe::encode::hash_words(lo, hi, n)
-            }
-            _ => Self::hash_long(&s[start..end]),
+        if (1..=SHORT).contains(&n) {
+            let (lo, hi) = short_key(s, start, n);
+            short_hash(lo, hi, n)
+        } else {
+            Self::hash_long(&s[start..end])
         }
     }
 
-    /// The words of normalized text `s` (see `words`) as (start, end, `hash`), in `out`
-    /// (emptied first), and the slots of the first `PREFETCH_WORDS` asked for; the encoders ask
-    /// for each next one with `prefetch_after`.
+    /// The words of normalized text `s` (cut before each `▁`: `marks`, where each starts, in
+    /// order; the first word starts at 0 whether or not it has one) as (start, end, `hash`),
+    /// in `out` (emptied first), and the slots of the first `PREFETCH_WORDS` asked for; the
+    /// encoders ask for each next one with `prefetch_after`.
     pub fn hash_words(
         &self,
         s: &[u8],
@@ -159,10 +193,14 @@ impl WordCache {
         out: &mut Vec<(usize, usize, u64)>,
     ) {
         out.clear();
-        out.extend(words(s, marks).map(|(start, w)| {
-            let end = start + w.len();
-            (start, end, Self::hash_at(s, start, end))
-        }));
+        let mut start = 0;
+        for p in marks {
+            if p > 0 {
+                out.push((start, p, Self::hash_at(s, start, p)));
+                start = p;
+            }
+        }
+        out.push((start, s.len(), Self::hash_at(s, start, s.len())));
         for &(.., h) in out.iter().take(PREFETCH_WORDS) {
             self.prefetch(h);
         }
@@ -205,7 +243,7 @@ impl WordCache {
         if !(1..=SHORT).contains(&n) {
             return self.find_long(&s[start..end], hash);
         }
-        let (lo, hi) = crate::bpe::encode::words_at(s, start, n);
+        let (lo, hi) = short_key(s, start, n);
         let mask = self.slots.len() - 1;
         let tag = (hash >> 32) as u32 | 1;
         let mut i = hash as usize & mask;
@@ -255,13 +293,17 @@ impl WordCache {
             let model = self.model;
             self.reset(model);
         }
-        let at = self.arena.len();
+        // the entry in place of the padding, the padding after it again
+        let at = self.arena.len() - PAD;
+        self.arena.truncate(at);
         self.arena.push(word.len() as u32);
         self.arena.push(payload.len() as u32);
         self.arena
             .extend((0..key_words(word.len())).map(|k| key_word(word, k)));
         let start = self.arena.len();
         self.arena.extend_from_slice(payload);
+        let end = self.arena.len();
+        self.arena.extend_from_slice(&[0; PAD]);
         let mask = self.slots.len() - 1;
         let mut i = hash as usize & mask;
         while self.slots[i].0 != 0 {
@@ -269,11 +311,18 @@ impl WordCache {
         }
         self.slots[i] = ((hash >> 32) as u32 | 1, at as u32);
         self.len += 1;
-        start..self.arena.len()
+        start..end
     }
 
     pub fn payload(&self, at: std::ops::Range<usize>) -> &[u32] {
         &self.arena[at]
+    }
+
+    /// The four words of the arena from `i`, a place in a payload: there are always four, the
+    /// arena ending in `PAD` words of padding.
+    #[inline]
+    pub fn four(&self, i: usize) -> [u32; 4] {
+        self.arena[i..i + 4].try_into().expect("four words")
     }
 }
 
@@ -374,6 +423,24 @@ mod tests {
                 "{w:?}"
             );
             assert_eq!(c.find(w, h).map(|at| c.payload(at)[0]), want, "{w:?}");
+        }
+    }
+
+    /// Four words can be read from anywhere in any payload, the last one's too (the padding),
+    /// and they start with the payload's own.
+    #[test]
+    fn four_words_from_any_payload() {
+        let mut c = WordCache::default();
+        c.ready(1);
+        for n in 1..=6u32 {
+            let w = format!("w{n}").into_bytes();
+            let payload: Vec<u32> = (0..n).map(|i| 100 * n + i).collect();
+            let at = c.insert(&w, WordCache::hash(&w), &payload);
+            for i in at.clone() {
+                let four = c.four(i);
+                let own = (at.end - i).min(4);
+                assert_eq!(&four[..own], &c.payload(i..at.end)[..own]);
+            }
         }
     }
 

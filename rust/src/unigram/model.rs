@@ -459,7 +459,7 @@ impl Unigram {
             return;
         }
         self.each_word(s, SPACE_FINDER.find_iter(s), |start, pieces| match pieces {
-            WordPieces::Cached { ids, ends } => out.extend(
+            WordPieces::Cached { ids, ends, .. } => out.extend(
                 ends.iter()
                     .zip(ids)
                     .map(|(&end, &id)| (start + end as usize, id)),
@@ -502,21 +502,34 @@ impl Unigram {
                             cache.insert(word, hash, payload)
                         })
                     });
-                    let cached = entry.map(|at| cache.payload(at)).filter(|p| {
+                    let cached = entry.filter(|at| {
+                        let p = cache.four(at.start);
                         f64::from(total.abs())
                             < f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)
                     });
                     match cached {
-                        Some(p) => {
+                        Some(at) => {
+                            let p = cache.payload(at.clone());
                             let k = (p.len() - 2) / 3;
-                            for &score in &p[2 + k..2 + 2 * k] {
-                                total += f32::from_bits(score);
+                            if k <= 4 {
+                                // A word of up to four pieces (most): its scores added without
+                                // a loop, whose end went either way word after word; the lanes
+                                // past the word add zero, which changes no sum.
+                                let s = cache.four(at.start + 2 + k);
+                                for (j, &x) in s.iter().enumerate() {
+                                    total += if j < k { f32::from_bits(x) } else { 0.0 };
+                                }
+                            } else {
+                                for &score in &p[2 + k..2 + 2 * k] {
+                                    total += f32::from_bits(score);
+                                }
                             }
                             f(
                                 start,
                                 WordPieces::Cached {
                                     ids: &p[2..2 + k],
                                     ends: &p[2 + 2 * k..],
+                                    four: cache.four(at.start + 2),
                                 },
                             );
                         }
