@@ -517,7 +517,10 @@ impl Unigram {
                                 // past the word add zero, which changes no sum.
                                 let s = cache.four(at.start + 2 + k);
                                 for (j, &x) in s.iter().enumerate() {
-                                    total += if j < k { f32::from_bits(x) } else { 0.0 };
+                                    // all of a piece's bits, none (+0.0) past the word's: no
+                                    // branch (a select came back as one)
+                                    let keep = u32::from(j < k).wrapping_neg();
+                                    total += f32::from_bits(x & keep);
                                 }
                             } else {
                                 for &score in &p[2 + k..2 + 2 * k] {
