@@ -244,28 +244,29 @@ impl WordCache {
             return self.find_long(&s[start..end], hash);
         }
         let (lo, hi) = short_key(s, start, n);
-        let mask = self.slots.len() - 1;
-        let tag = (hash >> 32) as u32 | 1;
-        let mut i = hash as usize & mask;
-        loop {
-            let (t, at) = self.slots[i];
-            if t == 0 {
-                return None;
-            }
-            if t == tag {
-                let at = at as usize;
-                let e = &self.arena[at..at + 2 + SHORT_WORDS];
-                let k = |j: usize| u64::from(e[2 + j]) | u64::from(e[3 + j]) << 32;
-                if e[0] == n as u32 && k(0) == lo && k(2) == hi {
-                    let start = at + 2 + SHORT_WORDS;
-                    return Some(start..start + e[1] as usize);
-                }
-            }
-            i = (i + 1) & mask;
-        }
+        let at = self.probe(hash, |at| {
+            let e = &self.arena[at..at + 2 + SHORT_WORDS];
+            let k = |j: usize| u64::from(e[2 + j]) | u64::from(e[3 + j]) << 32;
+            e[0] == n as u32 && k(0) == lo && k(2) == hi
+        })?;
+        let start = at + 2 + SHORT_WORDS;
+        Some(start..start + self.arena[at + 1] as usize)
     }
 
     fn find_long(&self, word: &[u8], hash: u64) -> Option<std::ops::Range<usize>> {
+        let words = key_words(word.len());
+        let at = self.probe(hash, |at| {
+            self.arena[at] == word.len() as u32
+                && (0..words).all(|k| self.arena[at + 2 + k] == key_word(word, k))
+        })?;
+        let start = at + 2 + words;
+        Some(start..start + self.arena[at + 1] as usize)
+    }
+
+    /// Where the entry the slots hold under `hash` for which `is` holds starts, if any: the
+    /// slots from the hash's home on, up to the first empty one, each of the hash's tag.
+    #[inline(always)]
+    fn probe(&self, hash: u64, is: impl Fn(usize) -> bool) -> Option<usize> {
         let mask = self.slots.len() - 1;
         let tag = (hash >> 32) as u32 | 1;
         let mut i = hash as usize & mask;
@@ -274,13 +275,8 @@ impl WordCache {
             if t == 0 {
                 return None;
             }
-            let at = at as usize;
-            if t == tag && self.arena[at] == word.len() as u32 {
-                let words = key_words(word.len());
-                if (0..words).all(|k| self.arena[at + 2 + k] == key_word(word, k)) {
-                    let start = at + 2 + words;
-                    return Some(start..start + self.arena[at + 1] as usize);
-                }
+            if t == tag && is(at as usize) {
+                return Some(at as usize);
             }
             i = (i + 1) & mask;
         }
