@@ -190,7 +190,7 @@ fn low_bytes(n: usize) -> u64 {
 /// `hash_bytes` of a piece of `len` bytes, 1 to 16, given as its two zero-padded little-endian
 /// words (`hi` is 0 up to 8 bytes).
 #[inline(always)]
-pub(crate) fn hash_words(lo: u64, hi: u64, len: usize) -> u64 {
+fn hash_words(lo: u64, hi: u64, len: usize) -> u64 {
     debug_assert!((1..=16).contains(&len));
     let mut h = hash_first(lo, len);
     if len > 8 {
@@ -244,7 +244,7 @@ fn hash_words32(w: &[u64; 4], len: usize) -> u64 {
 /// The words of `text[at..at + len]` (`len` in 1..=16), loaded straight from the text when
 /// 16 bytes are there to load, and masked to the piece (no per-length branches).
 #[inline(always)]
-pub(crate) fn words_at(text: &[u8], at: usize, len: usize) -> (u64, u64) {
+fn words_at(text: &[u8], at: usize, len: usize) -> (u64, u64) {
     match text.get(at..at + 16) {
         Some(w) => {
             let lo = u64::from_le_bytes(w[..8].try_into().unwrap());

@@ -514,7 +514,8 @@ impl Unigram {
                             if k <= 4 {
                                 // A word of up to four pieces (most): its scores added without
                                 // a loop, whose end went either way word after word; the lanes
-                                // past the word add zero, which changes no sum.
+                                // past the word add +0.0, which leaves the sum as it was (but
+                                // for the sign of a zero, which no comparison sees).
                                 let s = cache.four(at.start + 2 + k);
                                 for (j, &x) in s.iter().enumerate() {
                                     // all of a piece's bits, none (+0.0) past the word's: no
