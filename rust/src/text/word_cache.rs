@@ -10,9 +10,10 @@
 //! loads a word and a `memcmp` call: a fifth of encoding's time (`unigram/NOTES.md`).
 //!
 //! A word of up to 16 bytes (most words) is hashed, kept and compared as two zero-padded
-//! `u64`s loaded from the text it is in (`find_at`), with the byte-level encoder's hash of
-//! pieces: compared a `u32` at a time, with a `memcpy` call for the last one, `find` was 130
-//! instructions a hit (cachegrind).
+//! `u64`s loaded from the text it is in (`short_key`, `short_hash`, `find_at`), with no branch
+//! on its length: compared a `u32` at a time, with a `memcpy` call for the last one, `find`
+//! was 130 instructions a hit (cachegrind), and the branches on a word's length went either
+//! way word after word (`unigram/NOTES.md`, session 29).
 
 use crate::Rank;
 
