@@ -414,12 +414,22 @@ impl<'py> BatchLists<'py> {
     /// The list of the lists, each tracked again.
     pub(crate) fn finish(mut self) -> PyResult<Bound<'py, pyo3::types::PyList>> {
         // The collector back on first: a collection that came due while it was off starts at
-        // the next allocation, this list's, and finds the lists still out of its sight.
+        // the next allocation, this list's (`new_list` makes it before it takes an item), and
+        // finds the lists still out of its sight. Each list is then tracked again and moved
+        // into it, its reference handed over (a new one and the old one's release were two
+        // more writes to each list, most of them no longer in the caches).
         self._collector = None;
-        let out = pyo3::types::PyList::new(self.py, &self.lists);
-        self.track_all();
-        self.lists.clear();
-        out
+        let n = self.lists.len();
+        let lists = std::mem::take(&mut self.lists);
+        new_list(
+            self.py,
+            n,
+            lists.into_iter().map(|list| {
+                // SAFETY: each list was untracked by `push` and not tracked since.
+                unsafe { pyo3::ffi::PyObject_GC_Track(list.as_ptr().cast()) };
+                list.into_ptr()
+            }),
+        )
     }
 }
 
