@@ -157,8 +157,10 @@ impl WordCache {
         self.len = 0;
     }
 
-    /// The hash of `word`: a word of 1 to 16 bytes from its two zero-padded little-endian
-    /// words (`short_key`, `short_hash`); a longer one (or the empty one) through `FxHasher`.
+    /// The hash of `word` (`hash_words` hashes a text's words in place, as this does): a word
+    /// of 1 to 16 bytes from its two zero-padded little-endian words (`short_key`,
+    /// `short_hash`); a longer one (or the empty one) through `FxHasher`.
+    #[cfg(test)]
     pub fn hash(word: &[u8]) -> u64 {
         Self::hash_at(word, 0, word.len())
     }
@@ -224,8 +226,9 @@ impl WordCache {
         }
     }
 
-    /// Where `word`'s payload is in the arena (`payload`), if it is kept.
-    #[inline]
+    /// Where `word`'s payload is in the arena (`payload`), if it is kept (tests: the encoders
+    /// look up words in their text, `find_at`).
+    #[cfg(test)]
     pub fn find(&self, word: &[u8], hash: u64) -> Option<std::ops::Range<usize>> {
         self.find_at(word, 0, word.len(), hash)
     }

@@ -503,6 +503,7 @@ impl Unigram {
                         })
                     });
                     let cached = entry.filter(|at| {
+                        // the payload's first two words, its limit
                         let p = cache.four(at.start);
                         f64::from(total.abs())
                             < f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)
@@ -516,8 +517,8 @@ impl Unigram {
                                 // a loop, whose end went either way word after word; the lanes
                                 // past the word add +0.0, which leaves the sum as it was (but
                                 // for the sign of a zero, which no comparison sees).
-                                let s = cache.four(at.start + 2 + k);
-                                for (j, &x) in s.iter().enumerate() {
+                                let scores = cache.four(at.start + 2 + k);
+                                for (j, &x) in scores.iter().enumerate() {
                                     // all of a piece's bits, none (+0.0) past the word's: no
                                     // branch (a select came back as one)
                                     let keep = u32::from(j < k).wrapping_neg();
