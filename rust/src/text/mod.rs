@@ -7,6 +7,7 @@
 
 pub mod ascii_ws;
 pub mod code_units;
+pub mod expand;
 pub mod narrow;
 pub mod normalize;
 pub mod pretok;

@@ -12,7 +12,7 @@
 
 use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
 
-use super::narrow;
+use super::{expand, narrow};
 
 /// `▁` (U+2581), what spaces become when `escape_whitespaces` is on.
 pub const SPACE_SYMBOL: &str = "\u{2581}";
@@ -594,6 +594,13 @@ impl Normalizer {
         // the block, then 16 more bytes so that a copy of 16 from any place in it stays inside
         let mut buf = [0u8; 32];
         'blocks: while i < input.len() {
+            if marked {
+                // the blocks of words and single spaces, without a branch a word
+                i += expand::words(&input[i..], out, marks, remove, prev_space);
+                if i == input.len() {
+                    break;
+                }
+            }
             // past the end of `input`, 0x80: a candidate that stops
             let left = input.len() - i;
             if left >= 16 {
