@@ -57,16 +57,26 @@ const fn halves() -> Halves {
 
 static HALVES: Halves = halves();
 
+/// `pshufb` patterns that move a vector's last `n` bytes to its start (16 bytes from `16 - n`).
+static SLIDE: [u8; 32] = {
+    let mut t = [0x80; 32];
+    let mut i = 0;
+    while i < 16 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Blocks taken between two reservations of `out` and `marks`.
 const CHUNK: usize = 64;
 
-/// Writes the blocks of 16 bytes at the start of `input` that are plain ASCII
-/// (`narrow::candidates` holds for none of their bytes) but for spaces, each space as `▁` with
-/// its mark (its start in `out`), as the scalar loop would; returns the bytes taken (a multiple
-/// of 16, or all of `input` when its last bytes are such a block too), stopping before the
-/// first block that is not such a block or that has a space the one before it joins: with
-/// `remove` (`remove_extra_whitespaces`), a space right after a space, or first in the block
-/// when `prev_space`. `prev_space` is updated as the scalar loop does.
+/// Writes the plain ASCII words and spaces at the start of `input`, a block of 16 bytes at a
+/// time, each space as `▁` with its mark (its start in `out`), as the scalar loop would;
+/// returns the bytes taken, stopping at the first byte that is neither plain (a
+/// `narrow::candidates` byte other than the space) nor a space kept: with `remove`
+/// (`remove_extra_whitespaces`), a space right after a space, or first when `prev_space`, is
+/// not. `prev_space` is updated as the scalar loop does.
 #[inline]
 pub fn words(
     input: &[u8],
@@ -161,7 +171,7 @@ unsafe fn words_ssse3(
     let mut prev = u32::from(*prev_space) & keep_joined;
     let mut at = 0;
     // whole blocks, a chunk of them between reservations; then the last bytes, as a block
-    // padded with plain bytes, whose output past them is not kept
+    // whose lanes past them stop it
     while at < input.len() {
         let left = input.len() - at;
         let blocks = left.min(16 * CHUNK).div_ceil(16);
@@ -175,28 +185,45 @@ unsafe fn words_ssse3(
             let x = if n == 16 {
                 // SAFETY: 16 bytes from `at` are in `input`.
                 unsafe { _mm_loadu_si128(input.as_ptr().add(at).cast()) }
+            } else if input.len() >= 16 {
+                // the last 16 bytes of `input`, moved down to the last `n` (the lanes past
+                // them zero: candidates, which stop the block there)
+                // SAFETY: 16 bytes end at the end of `input`; `SLIDE` has 16 from `16 - n`.
+                unsafe {
+                    let last = _mm_loadu_si128(input.as_ptr().add(input.len() - 16).cast());
+                    let slide = _mm_loadu_si128(SLIDE.as_ptr().add(16 - n).cast());
+                    _mm_shuffle_epi8(last, slide)
+                }
             } else {
-                let mut pad = [b'a'; 16];
+                let mut pad = [0u8; 16];
                 pad[..n].copy_from_slice(&input[at..]);
                 // SAFETY: `pad` is 16 bytes.
                 unsafe { _mm_loadu_si128(pad.as_ptr().cast()) }
             };
             // SAFETY: SSSE3 is there, as for this function.
             let (cand, s) = unsafe { masks(x) };
-            if cand != s || s & (s << 1 | prev) & keep_joined != 0 {
+            // the block's bytes up to the first that is neither plain nor a space kept (the
+            // zeros past the last `n` stop it, and are no spaces)
+            let stop = (cand & !s) | s & (s << 1 | prev) & keep_joined;
+            let k = (stop | 1 << 16).trailing_zeros() as usize;
+            if k == 0 {
                 break;
             }
-            prev = s >> (n - 1) & 1 & keep_joined;
+            let s = s & ((1 << k) - 1);
+            prev = s >> (k - 1) & 1 & keep_joined;
             // SAFETY: reserved above for the chunk's blocks.
             let (o2, m2) = unsafe { put(x, s, ob, o, mb, m) };
-            // a padded block keeps its own bytes' output only (its spaces are all in them)
-            o = if n == 16 {
+            // the output of the bytes taken (a block taken whole: all of it)
+            o = if k == 16 {
                 o2
             } else {
-                o + n + 2 * s.count_ones() as usize
+                o + k + 2 * s.count_ones() as usize
             };
             m = m2;
-            at += n;
+            at += k;
+            if k < 16 {
+                break;
+            }
             took += 1;
         }
         // SAFETY: `o` bytes of `out` and `m` marks are written.
@@ -240,17 +267,21 @@ mod tests {
         cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("ssse3")
     }
 
-    fn eligible(block: &[u8], remove: bool, prev: bool) -> bool {
+    /// How many bytes at the start of `input` `words` takes (all of them as one block each).
+    fn takes(input: &[u8], remove: bool, prev: bool) -> usize {
         let mut p = prev;
-        block.iter().all(|&b| {
-            let ok = if b == b' ' {
-                !(remove && p)
-            } else {
-                !crate::text::narrow::is_candidate(b)
-            };
-            p = b == b' ';
-            ok
-        })
+        input
+            .iter()
+            .take_while(|&&b| {
+                let ok = if b == b' ' {
+                    !(remove && p)
+                } else {
+                    !crate::text::narrow::is_candidate(b)
+                };
+                p = b == b' ';
+                ok
+            })
+            .count()
     }
 
     #[test]
@@ -278,16 +309,11 @@ mod tests {
             let prev0 = remove && round % 5 == 0;
             let (mut out, mut marks, mut prev) = (vec![b'#'], vec![7], prev0);
             let took = words(&text, &mut out, &mut marks, remove, &mut prev);
-            // the blocks before the first one the scalar loop must do
-            let mut want = 0;
-            let mut p = prev0;
-            for block in text.chunks(16) {
-                if !simd() || !eligible(block, remove, p) {
-                    break;
-                }
-                want += block.len();
-                p = remove && block.last() == Some(&b' ');
-            }
+            let want = if simd() {
+                takes(&text, remove, prev0)
+            } else {
+                0
+            };
             assert_eq!(took, want, "{text:?}");
             let (want_out, want_marks, want_prev) = naive(&text[..took], remove, prev0);
             assert_eq!(out, want_out, "{text:?}");
@@ -315,12 +341,9 @@ mod tests {
                     assert_eq!((took, out.len(), marks.len()), (0, 0, 0));
                     continue;
                 }
-                if took == 0 {
-                    // only a block with a joined space is refused
-                    assert!(remove && s & (s << 1) != 0, "{s:#x}");
-                    continue;
-                }
-                let (mut want_out, mut want_marks, want_prev) = naive(&block, remove, false);
+                assert_eq!(took, takes(&block, remove, false), "{s:#x}");
+                let (mut want_out, mut want_marks, want_prev) =
+                    naive(&block[..took], remove, false);
                 want_out.remove(0);
                 want_marks.remove(0);
                 let want_marks: Vec<u32> = want_marks.iter().map(|m| m - 1).collect();

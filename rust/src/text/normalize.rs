@@ -17,6 +17,25 @@ use super::{expand, narrow};
 /// `▁` (U+2581), what spaces become when `escape_whitespaces` is on.
 pub const SPACE_SYMBOL: &str = "\u{2581}";
 
+/// `SPACE_SYMBOL`'s bytes.
+const SYMBOL: [u8; 3] = [0xE2, 0x96, 0x81];
+
+/// Whether `b` is `SPACE_SYMBOL`: inline, where a slice's `==` calls `memcmp` (a few per cent
+/// of normalizing lines of text, three such compares a line).
+#[inline(always)]
+fn is_symbol(b: &[u8]) -> bool {
+    b.len() == 3 && b[..3] == SYMBOL
+}
+
+/// Whether `out` ends with `space` (`SPACE_SYMBOL` or a space), as `is_symbol` does.
+#[inline(always)]
+fn ends_with_space(out: &[u8], space: &[u8]) -> bool {
+    match space {
+        [b' '] => out.last() == Some(&b' '),
+        _ => out.len() >= 3 && is_symbol(&out[out.len() - 3..]),
+    }
+}
+
 /// Finds each `▁` in normalized text (built once: building a finder costs about as much as
 /// searching a short word).
 pub static SPACE_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -398,7 +417,7 @@ impl Normalizer {
                     continue;
                 }
                 let (rep, n) = self.prefix(input);
-                if rep != b" " {
+                if rep.len() != 1 || rep[0] != b' ' {
                     break;
                 }
                 input = &input[n..];
@@ -423,7 +442,7 @@ impl Normalizer {
                     at: usize| {
             if let Some(m) = marks.as_deref_mut() {
                 // a `▁` written: the space symbol, or one in a character or replacement
-                if bytes == SPACE_SYMBOL.as_bytes() {
+                if is_symbol(bytes) {
                     m.push(out.len() as u32);
                 } else if bytes.contains(&0xe2) {
                     let base = out.len() as u32;
@@ -510,7 +529,7 @@ impl Normalizer {
             }
         }
         if spec.remove_extra_whitespaces {
-            while out.ends_with(space) {
+            while ends_with_space(out, space) {
                 let len = out.len() - space.len();
                 out.truncate(len);
                 if let Some(o) = offsets.as_deref_mut() {
@@ -588,14 +607,14 @@ impl Normalizer {
             .as_ref()
             .map_or((&PLAIN_ASCII, &PLAIN_STOP), |m| (&m.ascii, &m.stop));
         let remove = self.spec.remove_extra_whitespaces;
-        let marked = space == SPACE_SYMBOL.as_bytes();
+        let marked = is_symbol(space);
         let prev_at_start = *prev_space;
         let mut i = 0;
         // the block, then 16 more bytes so that a copy of 16 from any place in it stays inside
         let mut buf = [0u8; 32];
         'blocks: while i < input.len() {
-            if marked {
-                // the blocks of words and single spaces, without a branch a word
+            if marked && input[i] < 0x80 {
+                // words and the spaces between them, a block at a time without a branch a word
                 i += expand::words(&input[i..], out, marks, remove, prev_space);
                 if i == input.len() {
                     break;
@@ -666,7 +685,7 @@ impl Normalizer {
                         if let Some(n) = self.plain_char(&input[done..]) {
                             // the character as it is; the next block starts after it
                             let c = &input[done..done + n];
-                            if c == SPACE_SYMBOL.as_bytes() {
+                            if is_symbol(c) {
                                 marks.push(o as u32);
                             }
                             // SAFETY: as above (at most 3 bytes for the byte `b`).
