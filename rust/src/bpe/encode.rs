@@ -2839,6 +2839,39 @@ mod tests {
         );
     }
 
+    /// An atom's token is the character's own token (`lookup`), where its bytes merged alone
+    /// end in it: on models with tokens of two- and three-byte characters, every character of
+    /// the plane.
+    #[test]
+    fn atoms_are_the_characters_tokens() {
+        let mut rand = lcg(3);
+        let chars = ["a", " ", "é", "я", "中", "文", "ん", "\u{FFFD}"];
+        let mut atoms = 0;
+        for _ in 0..20 {
+            let extra = 40 + rand(60) as usize;
+            let (bpe, _) = straddling_model(&mut rand, &chars, extra, 7);
+            let Some(a) = bpe.atoms() else { continue };
+            for (cp, id) in a.ids().into_iter().enumerate() {
+                let (Some(id), Some(c)) = (id, char::from_u32(cp as u32)) else {
+                    continue;
+                };
+                let mut buf = [0u8; 4];
+                let bytes = c.encode_utf8(&mut buf).as_bytes();
+                // condition (1): the merges of its bytes alone (the whole piece's own token,
+                // which `naive_ranks` gives first, may be one no merge makes)
+                let mut merged = Vec::new();
+                bpe.encode_long_heap(bytes, &mut merged);
+                let want = match bpe.lookup(bytes) {
+                    Some(t) if cp >= 0x80 && merged == [t] => t,
+                    _ => atoms::NONE,
+                };
+                assert_eq!(id, want, "{c:?}");
+                atoms += usize::from(id != atoms::NONE);
+            }
+        }
+        assert!(atoms > 0);
+    }
+
     /// Long pieces of multi-byte letters (runs of CJK, words of Cyrillic) encoded by the
     /// encoder, which cuts them between atoms that no token joins and looks the parts up in
     /// the thread's table: tiktoken's loop over the whole piece gives the same ids, on models

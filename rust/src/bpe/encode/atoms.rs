@@ -98,11 +98,28 @@ impl Atoms {
         let mut before: FxHashMap<u32, ByteSet> = FxHashMap::default();
         let mut after: FxHashMap<u32, ByteSet> = FxHashMap::default();
         let mut pairs = vec![0u64; 1 << (PAIR_BITS - 6)].into_boxed_slice();
-        for &(off, len) in &bpe.spans {
+        // the token that is each character of the plane, from this one pass over the tokens
+        // (a `lookup` a character went to a random place of the token table: two fifths of
+        // the build, which the first piece with such a character waits for)
+        let mut single = vec![NONE; PLANE].into_boxed_slice();
+        for (id, &(off, len)) in bpe.spans.iter().enumerate() {
             if len == u32::MAX || len < 2 {
                 continue;
             }
             let t = &bpe.arena[off as usize..(off + len) as usize];
+            // an ASCII token holds no character of the plane and no part of one
+            if t.is_ascii() {
+                continue;
+            }
+            let short = (2..=3).contains(&t.len()).then_some(t);
+            if let Some(c) = short.and_then(|t| std::str::from_utf8(t).ok()) {
+                let mut chars = c.chars();
+                if let (Some(c), None) = (chars.next(), chars.next()) {
+                    if (0x80..PLANE as u32).contains(&(c as u32)) {
+                        single[c as usize] = id as Rank;
+                    }
+                }
+            }
             // Whole characters of the plane side by side in the token.
             let mut last: Option<u32> = None;
             for chunk in t.utf8_chunks() {
@@ -163,7 +180,7 @@ impl Atoms {
             };
             let bytes = c.encode_utf8(&mut buf).as_bytes();
             let k = bytes.len();
-            let id = match bpe.lookup(bytes) {
+            let id = match Some(single[cp as usize]).filter(|&t| t != NONE) {
                 Some(token) if bpe.monotone => {
                     out.clear();
                     bpe.encode_long_heap(bytes, &mut out);
@@ -266,6 +283,16 @@ impl Atoms {
             }
         }
         Some((a.id, k, cp))
+    }
+
+    /// The token each character of the plane is an atom as, where its edges are known (`None`
+    /// where they are not: too many distinct edge sets); `NONE` for a character that is none.
+    #[cfg(test)]
+    pub(super) fn ids(&self) -> Vec<Option<Rank>> {
+        self.table
+            .iter()
+            .map(|a| (a.before != UNKNOWN).then_some(a.id))
+            .collect()
     }
 
     /// How many characters are atoms somewhere, and how many everywhere (for tests and notes).
