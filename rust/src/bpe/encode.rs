@@ -390,6 +390,72 @@ pub(crate) fn advise_huge(memory: *const u8, len: usize) {
     advise_huge_any(memory, len)
 }
 
+/// `size` bytes (a multiple of `HUGE_PAGE`) of fresh zeroed memory from the system, aligned to
+/// `HUGE_PAGE` and advised to be huge pages before anything touches them (memory from the
+/// allocator may be pages it handed out before, which stay small); null where not given.
+#[cfg(target_os = "linux")]
+pub(crate) fn map_huge(size: usize) -> *mut u8 {
+    extern "C" {
+        fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+        fn munmap(addr: *mut u8, len: usize) -> i32;
+    }
+    const PROT_READ: i32 = 1;
+    const PROT_WRITE: i32 = 2;
+    const MAP_PRIVATE: i32 = 2;
+    const MAP_ANONYMOUS: i32 = 0x20;
+    if size == 0 || size % HUGE_PAGE != 0 {
+        return std::ptr::null_mut();
+    }
+    let total = size + HUGE_PAGE;
+    // SAFETY: a new private anonymous mapping; the parts outside the aligned range are given
+    // back at once.
+    unsafe {
+        let p = mmap(
+            std::ptr::null_mut(),
+            total,
+            PROT_READ | PROT_WRITE,
+            MAP_PRIVATE | MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p as isize == -1 {
+            return std::ptr::null_mut();
+        }
+        let start = (p as usize).next_multiple_of(HUGE_PAGE);
+        if start > p as usize {
+            munmap(p, start - p as usize);
+        }
+        let end = p as usize + total;
+        if end > start + size {
+            munmap((start + size) as *mut u8, end - start - size);
+        }
+        advise_huge_any(start as *const u8, size);
+        start as *mut u8
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn map_huge(_size: usize) -> *mut u8 {
+    std::ptr::null_mut()
+}
+
+/// Gives back what `map_huge` gave.
+///
+/// # Safety
+/// `p` and `size` are those of one `map_huge` call, and nothing uses the memory after.
+pub(crate) unsafe fn unmap_huge(p: *mut u8, size: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn munmap(addr: *mut u8, len: usize) -> i32;
+        }
+        // SAFETY: as the caller says.
+        unsafe { munmap(p, size) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, size);
+}
+
 /// The size of a transparent huge page (x86-64 and most arm64 kernels).
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
