@@ -33,13 +33,24 @@ struct CacheTable {
     arena: Vec<u32>,
 }
 
-/// Slots of one generation of one stripe (a power of two), and the entries it holds at most
-/// (half of them), and the arena words (a few times the usual entry, 6 to 20 words).
+/// Slots of one generation of one stripe at most (a power of two), and the entries it holds at
+/// most (half of them), and the arena words (a few times the usual entry, 6 to 20 words).
 const LONG_BITS: u32 = 14;
+/// Slots of a generation's first table (one page), doubled as entries come: 64 stripes of
+/// 2^14 slots from the first insert were 8 MiB, 2,048 page faults of a first pass that put a few
+/// hundred pieces in each.
+const FIRST_BITS: u32 = 9;
 const LONG_ENTRIES: usize = 1 << (LONG_BITS - 1);
 const LONG_ARENA: usize = 24 * LONG_ENTRIES;
 /// Stripes of the long pieces' tables, each behind its own lock.
 const STRIPES: usize = 64;
+
+/// The home slot of a slot whose tag (its hash's top 16 bits) is `tag`, in a table of `len`
+/// slots (a power of two up to 2^16): the hash's top bits.
+#[inline(always)]
+fn home(tag: u64, len: usize) -> usize {
+    (tag << 48 >> (64 - len.trailing_zeros())) as usize
+}
 
 /// The `i`th little-endian u32 word of `b`, zero-padded.
 #[inline(always)]
@@ -84,9 +95,9 @@ impl CacheTable {
         if self.slots.is_empty() {
             return None;
         }
-        let mask = (1 << LONG_BITS) - 1;
-        let tag = h & 0xFFFF;
-        let mut i = (h >> (64 - LONG_BITS)) as usize;
+        let mask = self.slots.len() - 1;
+        let tag = h >> 48;
+        let mut i = home(tag, self.slots.len());
         loop {
             let slot = self.slots[i];
             if slot == 0 {
@@ -113,28 +124,46 @@ impl CacheTable {
     /// shorter than 256).
     fn insert(&mut self, piece: &[u8], h: u64, ids: &[Rank]) {
         debug_assert!(!piece.is_empty() && piece.len() < 256 && ids.len() < 256);
-        if self.slots.is_empty() {
-            self.slots = vec![0; 1 << LONG_BITS];
-            // Written before any lookup reads them, so that each page is mapped once, not the
-            // zero page first and then a copy with a TLB flush on every core (see
-            // `InlineTable::populate`).
-            for i in (0..self.slots.len()).step_by(512) {
-                // SAFETY: an element of the vector, which this thread owns (under the lock).
-                unsafe { std::ptr::write_volatile(&mut self.slots[i], 0) };
-            }
-        }
-        let mask = (1 << LONG_BITS) - 1;
-        let mut i = (h >> (64 - LONG_BITS)) as usize;
-        while self.slots[i] != 0 {
-            i = (i + 1) & mask;
+        if self.slots.len() < 2 * (self.entries + 1) {
+            self.grow();
         }
         let off = self.arena.len() as u64;
-        self.slots[i] =
-            off | (piece.len() as u64) << 32 | (ids.len() as u64) << 40 | (h & 0xFFFF) << 48;
+        self.place(off | (piece.len() as u64) << 32 | (ids.len() as u64) << 40 | (h >> 48) << 48);
         self.entries += 1;
         self.arena
             .extend((0..piece.len().div_ceil(4)).map(|j| word(piece, j)));
         self.arena.extend_from_slice(ids);
+    }
+
+    /// Puts `slot` in the first empty slot from its home (the table has one).
+    fn place(&mut self, slot: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = home(slot >> 48, self.slots.len());
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
+    }
+
+    /// The first table, or one twice the size with the entries moved (each slot's tag is the
+    /// top of its hash, which gives its home at any size up to 2^16).
+    fn grow(&mut self) {
+        let bits = match self.slots.len() {
+            0 => FIRST_BITS,
+            n => n.trailing_zeros() + 1,
+        };
+        debug_assert!(bits <= LONG_BITS);
+        let old = std::mem::replace(&mut self.slots, vec![0; 1 << bits]);
+        // Written before any lookup reads them, so that each page is mapped once, not the
+        // zero page first and then a copy with a TLB flush on every core (see
+        // `InlineTable::populate`).
+        for i in (0..self.slots.len()).step_by(512) {
+            // SAFETY: an element of the vector, which this thread owns (under the lock).
+            unsafe { std::ptr::write_volatile(&mut self.slots[i], 0) };
+        }
+        for slot in old.into_iter().filter(|&s| s != 0) {
+            self.place(slot);
+        }
     }
 
     /// Empties the table, keeping its memory for the next generation.
