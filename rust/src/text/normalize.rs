@@ -683,22 +683,42 @@ impl Normalizer {
                         && class[input[done - 1] as usize] == Ascii::Soft;
                     if b >= 0x80 && done < input.len() && !soft {
                         if let Some(n) = self.plain_char(&input[done..]) {
-                            // the character as it is; the next block starts after it
-                            let c = &input[done..done + n];
-                            if is_symbol(c) {
-                                marks.push(o as u32);
+                            // the character as it is, and the plain characters right after it
+                            // (a block a character in text of other scripts); the next block
+                            // starts after them
+                            let (mut at, mut n) = (done, n);
+                            // they are written as they are: at most the rest of the input
+                            out.reserve(input.len() - at);
+                            let mut o = o;
+                            loop {
+                                let c = &input[at..at + n];
+                                if is_symbol(c) {
+                                    marks.push(o as u32);
+                                }
+                                // SAFETY: reserved above; `o + n` stays within the input's
+                                // length past where this run began.
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(
+                                        c.as_ptr(),
+                                        out.as_mut_ptr().add(o),
+                                        n,
+                                    );
+                                }
+                                o += n;
+                                at += n;
+                                match input.get(at) {
+                                    Some(&next) if next >= 0xC2 => {}
+                                    _ => break,
+                                }
+                                match self.plain_char(&input[at..]) {
+                                    Some(m) => n = m,
+                                    None => break,
+                                }
                             }
-                            // SAFETY: as above (at most 3 bytes for the byte `b`).
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(
-                                    c.as_ptr(),
-                                    out.as_mut_ptr().add(o),
-                                    n,
-                                );
-                                out.set_len(o + n);
-                            }
+                            // SAFETY: `o` bytes of `out` are written.
+                            unsafe { out.set_len(o) };
                             *prev_space = false;
-                            i = done + n;
+                            i = at;
                             continue 'blocks;
                         }
                     }
