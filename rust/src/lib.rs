@@ -21,6 +21,7 @@ pub mod bpe;
 pub mod compare;
 pub mod count;
 pub mod error;
+pub mod huge;
 pub mod io;
 pub(crate) mod segments;
 pub mod sentencepiece;

@@ -28,7 +28,9 @@ pub const CACHE_WORD_BYTES: usize = 256;
 #[derive(Default)]
 pub struct WordCache {
     model: u64,
-    slots: Slots,
+    /// zero the first time in fresh memory (`Zeroed`: a first call zeroed 2 MiB of 4 KiB
+    /// pages), zeroed in place when the cache is emptied again
+    slots: crate::huge::Zeroed<(u32, u32)>,
     arena: Vec<u32>,
     len: usize,
 }
@@ -135,82 +137,6 @@ fn key_word(word: &[u8], i: usize) -> u32 {
     }
 }
 
-/// The slots: fresh memory from the system the first time (zero already, and asked to be one
-/// huge page: a first call zeroed 2 MiB of 4 KiB pages, 512 page faults), zeroed in place when
-/// the cache is emptied again.
-#[derive(Default)]
-struct Slots {
-    ptr: Option<std::ptr::NonNull<(u32, u32)>>,
-    len: usize,
-    mapped: bool,
-}
-
-// SAFETY: it owns its memory, as a `Vec` would.
-unsafe impl Send for Slots {}
-
-impl Slots {
-    fn zeroed(&mut self, len: usize) {
-        if self.len == len {
-            self.fill((0, 0));
-            return;
-        }
-        *self = Slots::default();
-        let bytes = len * std::mem::size_of::<(u32, u32)>();
-        let raw = crate::bpe::encode::map_huge(bytes);
-        let (raw, mapped) = if raw.is_null() {
-            let layout = std::alloc::Layout::array::<(u32, u32)>(len).expect("slots");
-            // SAFETY: the layout is not empty; zeroes are a valid `(u32, u32)`.
-            (unsafe { std::alloc::alloc_zeroed(layout) }, false)
-        } else {
-            (raw, true)
-        };
-        let Some(ptr) = std::ptr::NonNull::new(raw.cast()) else {
-            std::alloc::handle_alloc_error(std::alloc::Layout::array::<(u32, u32)>(len).unwrap())
-        };
-        *self = Slots {
-            ptr: Some(ptr),
-            len,
-            mapped,
-        };
-    }
-}
-
-impl std::ops::Deref for Slots {
-    type Target = [(u32, u32)];
-    fn deref(&self) -> &[(u32, u32)] {
-        match self.ptr {
-            // SAFETY: `len` zeroed or written slots, owned.
-            Some(p) => unsafe { std::slice::from_raw_parts(p.as_ptr(), self.len) },
-            None => &[],
-        }
-    }
-}
-
-impl std::ops::DerefMut for Slots {
-    fn deref_mut(&mut self) -> &mut [(u32, u32)] {
-        match self.ptr {
-            // SAFETY: as above, and `&mut self` is the only access.
-            Some(p) => unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), self.len) },
-            None => &mut [],
-        }
-    }
-}
-
-impl Drop for Slots {
-    fn drop(&mut self) {
-        let Some(p) = self.ptr else { return };
-        let bytes = self.len * std::mem::size_of::<(u32, u32)>();
-        if self.mapped {
-            // SAFETY: mapped by `map_huge` with this size.
-            unsafe { crate::bpe::encode::unmap_huge(p.as_ptr().cast(), bytes) };
-        } else {
-            let layout = std::alloc::Layout::array::<(u32, u32)>(self.len).expect("slots");
-            // SAFETY: allocated with this layout.
-            unsafe { std::alloc::dealloc(p.as_ptr().cast(), layout) };
-        }
-    }
-}
-
 impl WordCache {
     /// Makes the cache `model`'s (emptied if it held another model's words).
     pub fn ready(&mut self, model: u64) {
@@ -221,7 +147,12 @@ impl WordCache {
 
     fn reset(&mut self, model: u64) {
         self.model = model;
-        self.slots.zeroed(2 * CACHE_WORDS);
+        if self.slots.len() == 2 * CACHE_WORDS {
+            self.slots.fill((0, 0));
+        } else {
+            // SAFETY: zeroes are a `(u32, u32)`, the empty slot.
+            self.slots = unsafe { crate::huge::Zeroed::new(2 * CACHE_WORDS) };
+        }
         self.arena.clear();
         self.arena.extend_from_slice(&[0; PAD]);
         // All of it asked for at once, in huge pages where the system gives them on request

@@ -25,7 +25,7 @@
 
 use std::cell::RefCell;
 
-use super::{advise_huge, hash_words, prefetch_at, Rank};
+use super::{hash_words, prefetch_at, Rank};
 
 /// The longest piece with an entry (its length goes in the key's last byte).
 pub(crate) const MAX_LEN: usize = 15;
@@ -129,7 +129,7 @@ impl Cut {
 
 pub(crate) struct Table {
     owner: u64,
-    slots: Box<[Entry]>,
+    slots: crate::huge::Zeroed<Entry>,
     shift: u32,
     mask: usize,
     len: usize,
@@ -139,19 +139,11 @@ pub(crate) struct Table {
 impl Table {
     fn new(owner: u64, bits: u32) -> Table {
         let n = 1usize << bits;
-        let layout = std::alloc::Layout::array::<Entry>(n).unwrap();
-        // Zeroed memory is an empty table: the system's fresh pages, touched as they fill,
-        // rather than 2 MiB written out before a thread's first (perhaps short) call.
-        // SAFETY: `layout` is not empty; an all-zero `Entry` is `EMPTY`; the box owns the
-        // allocation with that layout.
-        let slots = unsafe {
-            let p = std::alloc::alloc_zeroed(layout) as *mut Entry;
-            if p.is_null() {
-                std::alloc::handle_alloc_error(layout);
-            }
-            Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n))
-        };
-        advise_huge(slots.as_ptr() as *const u8, layout.size());
+        // Zeroed memory is an empty table: the system's fresh pages, touched as they fill
+        // (a huge page a 2 MiB, `Zeroed`), rather than 2 MiB written out before a thread's
+        // first (perhaps short) call.
+        // SAFETY: an all-zero `Entry` is `EMPTY`.
+        let slots = unsafe { crate::huge::Zeroed::<Entry>::new(n) };
         Table {
             owner,
             slots,
