@@ -13,7 +13,10 @@ use std::alloc::Layout;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-use crate::bpe::encode::{advise_huge_any, HUGE_PAGE};
+#[cfg(target_os = "linux")]
+use crate::bpe::encode::advise_huge_any;
+#[cfg(any(target_os = "linux", test))]
+use crate::bpe::encode::HUGE_PAGE;
 
 /// `len` values of `T` that start as all zero bytes.
 pub struct Zeroed<T: Copy> {
