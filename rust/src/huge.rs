@@ -1,5 +1,6 @@
-//! Tables that start empty (all zero bytes) in memory fresh from the system, each 2 MiB of it
-//! asked to be one transparent huge page (`Zeroed`).
+//! Tables that start empty (all zero bytes), in memory fresh from the system, each 2 MiB of it
+//! asked to be one transparent huge page where the table will be written all over soon
+//! (`Zeroed::in_huge_pages`), or from the allocator (`Zeroed::new`).
 //!
 //! A table of a few MiB written from scratch took one page fault a 4 KiB page, and a fresh
 //! process's first pass over text paid them all at once: 512 for a word cache's 2 MiB of
@@ -32,14 +33,38 @@ unsafe impl<T: Copy + Send> Send for Zeroed<T> {}
 unsafe impl<T: Copy + Sync> Sync for Zeroed<T> {}
 
 impl<T: Copy> Zeroed<T> {
+    /// `len` zero values in huge pages where the size is a multiple of `HUGE_PAGE` (else as
+    /// `new`): for a table that will be written all over soon (its first touch maps 2 MiB).
+    ///
+    /// # Safety
+    /// All zero bytes must be a valid `T`.
+    pub unsafe fn in_huge_pages(len: usize) -> Zeroed<T> {
+        // SAFETY: as the caller says.
+        unsafe { Zeroed::make(len, true) }
+    }
+
+    /// `len` zero values from the allocator: fresh pages are mapped 4 KiB at a time as they are
+    /// touched, so a table that a short call barely uses costs what it touches.
+    ///
     /// # Safety
     /// All zero bytes must be a valid `T`.
     pub unsafe fn new(len: usize) -> Zeroed<T> {
+        // SAFETY: as the caller says.
+        unsafe { Zeroed::make(len, false) }
+    }
+
+    /// # Safety
+    /// All zero bytes must be a valid `T`.
+    unsafe fn make(len: usize, huge: bool) -> Zeroed<T> {
         let layout = Layout::array::<T>(len).expect("a table that fits in memory");
         if layout.size() == 0 {
             return Zeroed::default();
         }
-        let mapped = map(layout.size());
+        let mapped = if huge {
+            map(layout.size())
+        } else {
+            std::ptr::null_mut()
+        };
         let (raw, mapped) = match NonNull::new(mapped) {
             Some(p) => (p.as_ptr(), true),
             // SAFETY: the layout is not empty.
@@ -177,7 +202,13 @@ mod tests {
             HUGE_PAGE / 8 + 1,
         ] {
             // SAFETY: zero is a `u64`.
-            let mut t = unsafe { Zeroed::<u64>::new(len) };
+            let mut t = unsafe {
+                if len % 2 == 0 {
+                    Zeroed::<u64>::in_huge_pages(len)
+                } else {
+                    Zeroed::<u64>::new(len)
+                }
+            };
             assert_eq!(t.len(), len);
             assert!(t.iter().all(|&x| x == 0), "{len}");
             for (i, x) in t.iter_mut().enumerate() {

@@ -151,7 +151,7 @@ impl WordCache {
             self.slots.fill((0, 0));
         } else {
             // SAFETY: zeroes are a `(u32, u32)`, the empty slot.
-            self.slots = unsafe { crate::huge::Zeroed::new(2 * CACHE_WORDS) };
+            self.slots = unsafe { crate::huge::Zeroed::in_huge_pages(2 * CACHE_WORDS) };
         }
         self.arena.clear();
         self.arena.extend_from_slice(&[0; PAD]);

@@ -139,11 +139,18 @@ pub(crate) struct Table {
 impl Table {
     fn new(owner: u64, bits: u32) -> Table {
         let n = 1usize << bits;
-        // Zeroed memory is an empty table: the system's fresh pages, touched as they fill
-        // (a huge page a 2 MiB, `Zeroed`), rather than 2 MiB written out before a thread's
-        // first (perhaps short) call.
+        // Zeroed memory is an empty table: the system's fresh pages, touched as they fill,
+        // rather than 2 MiB written out before a thread's first (perhaps short) call. A table
+        // grown to 4 MiB or more (by a thread that has met tens of thousands of pieces) is in
+        // huge pages: one fault a 2 MiB, and fewer misses of the TLB.
         // SAFETY: an all-zero `Entry` is `EMPTY`.
-        let slots = unsafe { crate::huge::Zeroed::<Entry>::new(n) };
+        let slots = unsafe {
+            if n * std::mem::size_of::<Entry>() >= 2 * crate::bpe::encode::HUGE_PAGE {
+                crate::huge::Zeroed::<Entry>::in_huge_pages(n)
+            } else {
+                crate::huge::Zeroed::<Entry>::new(n)
+            }
+        };
         Table {
             owner,
             slots,
