@@ -4,7 +4,7 @@
 //!
 //! A table of a few MiB written from scratch took one page fault a 4 KiB page, and a fresh
 //! process's first pass over text paid them all at once: 512 for a word cache's 2 MiB of
-//! slots (0.65 ms of a first call's 0.80), 512 more for each 2 MiB of a thread's piece table.
+//! slots (0.65 ms of a first call's 0.80), 512 more for each 2 MiB of a grown piece table.
 //! A private anonymous mapping is zero already (no `memset`), and one advised before anything
 //! touches it is backed by one huge page a 2 MiB, one fault each, where the system gives them
 //! on request (Linux's `madvise` mode, the usual default). Elsewhere, or for tables under 2 MiB,
