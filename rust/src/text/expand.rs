@@ -11,10 +11,11 @@
 //!
 //! SSSE3 (`pshufb`), asked for at run time; without it (or off x86_64) nothing is written here.
 
-/// The bytes of `▁`.
-const SPACE: [u8; 3] = [0xE2, 0x96, 0x81];
+#[cfg(any(target_arch = "x86_64", test))]
+use super::normalize::SYMBOL as SPACE;
 
 /// For each mask of spaces of 8 bytes (bit j: byte j is a space), what its half writes.
+#[cfg(target_arch = "x86_64")]
 #[repr(C, align(64))]
 struct Halves {
     /// where each output byte comes from: byte j of the half (0..8), or 8, 9, 10 for `▁`
@@ -26,6 +27,7 @@ struct Halves {
     len: [u8; 256],
 }
 
+#[cfg(target_arch = "x86_64")]
 const fn halves() -> Halves {
     let mut t = Halves {
         shuffle: [[0x80; 32]; 256],
@@ -55,9 +57,11 @@ const fn halves() -> Halves {
     t
 }
 
+#[cfg(target_arch = "x86_64")]
 static HALVES: Halves = halves();
 
 /// `pshufb` patterns that move a vector's last `n` bytes to its start (16 bytes from `16 - n`).
+#[cfg(target_arch = "x86_64")]
 static SLIDE: [u8; 32] = {
     let mut t = [0x80; 32];
     let mut i = 0;
@@ -69,6 +73,7 @@ static SLIDE: [u8; 32] = {
 };
 
 /// Blocks taken between two reservations of `out` and `marks`.
+#[cfg(target_arch = "x86_64")]
 const CHUNK: usize = 64;
 
 /// Writes the plain ASCII words and spaces at the start of `input`, a block of 16 bytes at a
@@ -100,11 +105,8 @@ pub fn words(
 #[inline]
 unsafe fn masks(x: std::arch::x86_64::__m128i) -> (u32, u32) {
     use std::arch::x86_64::*;
-    let d = _mm_sub_epi8(x, _mm_set1_epi8(0x21));
-    let inside = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(0x5D)), d);
-    let cand = !(_mm_movemask_epi8(inside) as u32) & 0xFFFF;
     let s = _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b' ' as i8))) as u32;
-    (cand, s)
+    (super::narrow::candidates_of(x), s)
 }
 
 /// Writes the block `x` with its spaces `s` as `▁` at `out + o`, their marks at `marks + m`;
@@ -264,7 +266,10 @@ mod tests {
     }
 
     fn simd() -> bool {
-        cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("ssse3")
+        #[cfg(target_arch = "x86_64")]
+        return std::arch::is_x86_feature_detected!("ssse3");
+        #[cfg(not(target_arch = "x86_64"))]
+        false
     }
 
     /// How many bytes at the start of `input` `words` takes (all of them as one block each).

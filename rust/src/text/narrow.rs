@@ -19,8 +19,16 @@ pub const fn is_candidate(b: u8) -> bool {
 pub fn candidates(block: &[u8; 16]) -> u32 {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of x86_64; the load reads the 16 bytes of `block`, unaligned.
+    candidates_of(unsafe { _mm_loadu_si128(block.as_ptr().cast()) })
+}
+
+/// `candidates` of a block already in a register (`expand`'s blocks).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn candidates_of(x: std::arch::x86_64::__m128i) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of x86_64.
     unsafe {
-        let x = _mm_loadu_si128(block.as_ptr().cast());
         // x - 0x21 (wrapping) < 0x5E as unsigned bytes is 0x21..=0x7E: min(d, 0x5D) == d
         let d = _mm_sub_epi8(x, _mm_set1_epi8(0x21));
         let inside = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(0x5D)), d);

@@ -18,7 +18,10 @@ use super::{expand, narrow};
 pub const SPACE_SYMBOL: &str = "\u{2581}";
 
 /// `SPACE_SYMBOL`'s bytes.
-const SYMBOL: [u8; 3] = [0xE2, 0x96, 0x81];
+pub(crate) const SYMBOL: [u8; 3] = {
+    let b = SPACE_SYMBOL.as_bytes();
+    [b[0], b[1], b[2]]
+};
 
 /// Whether `b` is `SPACE_SYMBOL`: inline, where a slice's `==` calls `memcmp` (a few per cent
 /// of normalizing lines of text, three such compares a line).
