@@ -45,6 +45,7 @@ against nanotoken is `bench/bench_wordpiece.py`. These are benchmarks, not tests
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import hashlib
 import json
@@ -184,6 +185,10 @@ def worker(args: argparse.Namespace) -> None:
     res: dict[str, Any] = {}
     for name, docs, size in (("first", docs_a, size_a), ("unseen", docs_b, size_b),
                              ("repeated", docs_b, size_b)):
+        # the previous pass's ids freed and the collector's counts at zero, for every tool: a
+        # full collection otherwise falls in whichever pass the tool's imports put it in
+        out = None
+        gc.collect()
         t, cpu = time.perf_counter(), time.process_time()
         out = f(docs)
         # One thread: per second of the process's CPU time, so that waiting for a core on a
