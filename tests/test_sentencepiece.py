@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import sys
 from typing import Any
 
 import pytest
@@ -307,6 +308,36 @@ def test_the_bound_encode_is_the_method(
         assert method[0] == "ids"
     else:
         assert bound == method
+
+
+def test_the_bound_encode_takes_any_arguments_as_the_method(pairs: dict[str, tuple[SentencePieceTokenizer, Any]]) -> None:
+    """The extension's entry (a function CPython calls with its arguments in place) against the
+    method on the calls the property test above does not make: no text, several positional
+    arguments, the text as a keyword, keywords only; and no reference kept or lost."""
+    tok, _ = pairs["unigram"]
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {}),
+        (("a", "b", "c"), {}),
+        ((), {"text": "hello world"}),
+        ((), {"add_bos": True}),
+        (("hello world",), {"add_bos": True, "add_eos": True}),
+        (("hello world",), {"seed": 3, "enable_sampling": True, "alpha": 0.5}),
+        (("hello", 1), {"add_bos": True}),
+    ]
+    for args, kwargs in calls:
+        bound = _outcome(lambda: tok.encode(*args, **kwargs))
+        method = _outcome(lambda: SentencePieceTokenizer.encode(tok, *args, **kwargs))
+        assert bound == method, (args, kwargs)
+    text = "".join(["refcount ", "text"])  # a str of its own, not interned
+    flag = object()
+    before = (sys.getrefcount(text), sys.getrefcount(flag), sys.getrefcount(tok._core))
+    for _ in range(200):
+        tok.encode(text)
+        with pytest.raises(TypeError):
+            tok.encode(text, bogus=flag)
+        with pytest.raises(TypeError):
+            tok.encode(text, flag)
+    assert (sys.getrefcount(text), sys.getrefcount(flag), sys.getrefcount(tok._core)) == before
 
 
 def test_the_bound_encode_keeps_what_the_method_has(pairs: dict[str, tuple[SentencePieceTokenizer, Any]]) -> None:

@@ -69,7 +69,7 @@ class SentencePieceTokenizer(ModelInputs):
             # common call itself and hands any other to ``_encode`` (the method's frame and its
             # keyword-only defaults were a fifth of a call on a line of text). A subclass that
             # overrides ``encode`` keeps its own.
-            self.__dict__["encode"] = core.encode_call
+            self.__dict__["encode"] = core.encode_entry()
         self._name = name
         self._spec: dict[str, Any] = core.spec()
         self._vocab: dict[str, int] | None = None

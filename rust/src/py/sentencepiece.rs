@@ -35,6 +35,18 @@ struct PySentencePiece {
 }
 
 impl PySentencePiece {
+    /// The ids of `text` when it is a `str` that `encode` takes as it is (the common call of
+    /// `encode`); `None` for anything else (another type, lone surrogates), which
+    /// `encode_rest` takes.
+    #[inline]
+    fn encode_common<'py>(&self, text: &Bound<'py, PyAny>) -> Option<PyResult<Bound<'py, PyAny>>> {
+        if !text.is_exact_instance_of::<PyString>() {
+            return None;
+        }
+        let t = text.extract::<Utf8<'_>>().ok()?;
+        Some(self.encode(text.py(), t, None).map(Bound::into_any))
+    }
+
     fn make(py: Python<'_>, inner: SentencePiece) -> PySentencePiece {
         let ints = (0..inner.len() as Rank)
             .map(|i| match i.into_pyobject(py) {
@@ -206,29 +218,42 @@ impl PySentencePiece {
         args: &Bound<'py, PyTuple>,
         options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        // Each tokenizer's own `encode` attribute (set by its `__init__`), so that a call comes
-        // straight here: the common call (a `str`, no options) is `encode`'s, any other goes
-        // to the Python function that holds the rest (`bytepair.sentencepiece._encode`:
-        // options, checks, lone surrogates). The Python method in between cost about 120 ns
-        // of a 650 ns call on a line of text, 75 of them its six keyword-only defaults.
-        let py = slf.py();
-        if args.is_empty()
-            && options.is_none_or(|o| o.is_empty())
-            && text.is_exact_instance_of::<PyString>()
-        {
-            if let Ok(t) = text.extract::<Utf8<'_>>() {
-                return slf.get().encode(py, t, None).map(Bound::into_any);
+        if args.is_empty() && options.is_none_or(|o| o.is_empty()) {
+            if let Some(ids) = slf.get().encode_common(text) {
+                return ids;
             }
         }
-        static SLOW: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-        let slow = SLOW.get_or_try_init(py, || {
-            py.import("bytepair.sentencepiece")?
-                .getattr("_encode")
-                .map(Bound::unbind)
-        })?;
         let mut all = vec![slf.clone().into_any(), text.clone()];
         all.extend(args.iter());
-        slow.bind(py).call(PyTuple::new(py, all)?, options)
+        encode_rest(slf.py(), all, options)
+    }
+
+    /// `encode_call` as a built-in function bound to this model that CPython calls with its
+    /// arguments where they are (`METH_FASTCALL`): what each tokenizer's `__init__` sets as
+    /// its own `encode`, so that a call comes straight here. The common call (a `str`, no
+    /// options) is `encode`'s; any other goes to the Python function that holds the rest
+    /// (`encode_rest`).
+    ///
+    /// The Python method in between cost about 120 ns of a 650 ns call on a line of text, 75
+    /// of them its six keyword-only defaults (session 20). `encode_call` itself, a method that
+    /// takes `**options`, is called by PyO3's convention for `*args, **kwargs` (`METH_VARARGS`:
+    /// a tuple made and freed each call): this entry takes a call of
+    /// `[enc(line) for line in lines]` on a line of text from 6,118 to 5,679 instructions
+    /// (cachegrind, `NOTES.md` of `unigram`, session 31).
+    fn encode_entry<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: the definition lives as long as the process (`entry_def`); the function
+        // holds a reference to `slf`, which it is called with.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                slf.py(),
+                pyo3::ffi::PyCMethod_New(
+                    entry_def(),
+                    slf.as_ptr(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                ),
+            )
+        }
     }
 
     /// Ids and the (start, end) character offsets in `text` of each.
@@ -427,4 +452,104 @@ impl PySentencePiece {
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.to_bytes())
     }
+}
+
+/// Any call of a tokenizer's `encode` but the common one: the Python function that holds the
+/// rest (`bytepair.sentencepiece._encode`: options, checks, lone surrogates, the errors of
+/// wrong arguments), called with the model and the call's arguments.
+fn encode_rest<'py>(
+    py: Python<'py>,
+    args: Vec<Bound<'py, PyAny>>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    static REST: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let rest = REST.get_or_try_init(py, || {
+        py.import("bytepair.sentencepiece")?
+            .getattr("_encode")
+            .map(Bound::unbind)
+    })?;
+    rest.bind(py).call(PyTuple::new(py, args)?, options)
+}
+
+/// The definition of the function `encode_entry` binds, made once and kept for the process
+/// (CPython keeps a pointer to it in every function made from it).
+fn entry_def() -> *mut pyo3::ffi::PyMethodDef {
+    static DEF: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let at = *DEF.get_or_init(|| {
+        let def = Box::leak(Box::new(pyo3::ffi::PyMethodDef {
+            ml_name: c"encode_call".as_ptr(),
+            ml_meth: pyo3::ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: encode_entry_call,
+            },
+            ml_flags: pyo3::ffi::METH_FASTCALL | pyo3::ffi::METH_KEYWORDS,
+            ml_doc: c"encode_call($self, text, *, add_bos=False, add_eos=False, enable_sampling=False, alpha=0.1, nbest_size=-1, seed=None)\n--\n\nThe ids of `text`, as `SentencePieceProcessor.encode` gives them (this is\n`SentencePieceTokenizer.encode`: see its documentation for the options).".as_ptr(),
+        }));
+        def as *mut pyo3::ffi::PyMethodDef as usize
+    });
+    at as *mut pyo3::ffi::PyMethodDef
+}
+
+/// The function `encode_entry` binds: `slf` the model, `args` the `nargs` positional arguments
+/// followed by the values of the keywords `kwnames` names (CPython's vectorcall convention).
+unsafe extern "C" fn encode_entry_call(
+    slf: *mut pyo3::ffi::PyObject,
+    args: *const *mut pyo3::ffi::PyObject,
+    nargs: pyo3::ffi::Py_ssize_t,
+    kwnames: *mut pyo3::ffi::PyObject,
+) -> *mut pyo3::ffi::PyObject {
+    let outcome = std::panic::catch_unwind(|| {
+        // SAFETY: CPython calls a function of a `PyMethodDef` with the interpreter attached
+        let py = unsafe { Python::assume_attached() };
+        // SAFETY: `slf` is the object the function was made with (`encode_entry`), alive as
+        // long as the function; `args` holds `nargs` arguments and then one value for each
+        // name in `kwnames` (a tuple, or null when there are none), all alive for the call.
+        let result = (|| -> PyResult<Bound<'_, PyAny>> {
+            let this = unsafe { Bound::from_borrowed_ptr(py, slf) };
+            let this = this.cast_into::<PySentencePiece>()?;
+            let names = if kwnames.is_null() {
+                None
+            } else {
+                Some(unsafe { Bound::from_borrowed_ptr(py, kwnames) }.cast_into::<PyTuple>()?)
+            };
+            let positional = usize::try_from(nargs).unwrap_or(0);
+            let keywords = names.as_ref().map_or(0, |n| n.len());
+            let argument = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
+            if positional == 1 && keywords == 0 {
+                if let Some(ids) = this.get().encode_common(&argument(0)) {
+                    return ids;
+                }
+            }
+            let mut all = vec![this.into_any()];
+            all.extend((0..positional).map(argument));
+            let options = match names {
+                None => None,
+                Some(names) => {
+                    let d = PyDict::new(py);
+                    for (k, name) in names.iter().enumerate() {
+                        d.set_item(name, argument(positional + k))?;
+                    }
+                    Some(d)
+                }
+            };
+            encode_rest(py, all, options.as_ref())
+        })();
+        match result {
+            Ok(v) => v.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        }
+    });
+    outcome.unwrap_or_else(|payload| {
+        // SAFETY: as above
+        let py = unsafe { Python::assume_attached() };
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        pyo3::panic::PanicException::new_err(what).restore(py);
+        std::ptr::null_mut()
+    })
 }
