@@ -181,7 +181,7 @@ impl WordCache {
     /// `hash` of `s[start..end]`, a short word's words loaded from `s` as they are (16 bytes
     /// at once where `s` has them).
     #[inline(always)]
-    fn hash_at(s: &[u8], start: usize, end: usize) -> u64 {
+    pub fn hash_at(s: &[u8], start: usize, end: usize) -> u64 {
         let n = end - start;
         if (1..=SHORT).contains(&n) {
             let (lo, hi) = short_key(s, start, n);
