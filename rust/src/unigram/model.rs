@@ -1029,6 +1029,42 @@ mod tests {
     /// The word cache never changes a result: `encode` (words, cached, exact paths where the
     /// margin allows) against the 32-bit search of the whole text, on models whose scores tie
     /// and nearly tie, and texts long enough that the running score is large.
+    /// `<unk>` and up to `count` random normal pieces of 1 to `chars` characters of `alphabet`
+    /// (a third of them after a `▁`, never one inside), scored coarsely (`coarse`: many ties) or
+    /// finely (near ties).
+    fn random_pieces(
+        rng: &mut crate::unigram::sample::Rng,
+        alphabet: &[&str],
+        count: usize,
+        chars: u64,
+        coarse: bool,
+    ) -> Vec<(String, f32, Kind)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut pieces: Vec<(String, f32, Kind)> = vec![("<unk>".into(), 0.0, Kind::Reserved)];
+        for _ in 0..count {
+            let len = 1 + (rng.next_u64() % chars) as usize;
+            let mut p = String::new();
+            if rng.next_u64() % 3 == 0 {
+                p.push('\u{2581}');
+            }
+            while p.chars().count() < len {
+                let c = alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+                if c != "\u{2581}" {
+                    p.push_str(c);
+                }
+            }
+            if seen.insert(p.clone()) {
+                let score = if coarse {
+                    -((rng.next_u64() % 8) as f32) * 0.5
+                } else {
+                    -(rng.next_f64() * 8.0) as f32
+                };
+                pieces.push((p, score, Kind::Normal));
+            }
+        }
+        pieces
+    }
+
     #[test]
     fn scores_add_in_order_and_only_the_words() {
         let mut rng = crate::unigram::sample::Rng::new(9);
@@ -1056,29 +1092,10 @@ mod tests {
     #[test]
     fn a_word_from_its_parts_is_the_whole_words_search() {
         let mut rng = crate::unigram::sample::Rng::new(5);
-        let alphabet = ["a", "b", ",", "(", "é", "x", "\u{2581}"];
+        let alphabet = ["a", "b", ",", "(", "é", "x"];
         let (mut split, mut whole) = (0, 0);
         for round in 0..200 {
-            let mut pieces: Vec<(String, f32, Kind)> = vec![("<unk>".into(), 0.0, Kind::Reserved)];
-            let mut seen = std::collections::HashSet::new();
-            for _ in 0..30 {
-                let len = 1 + (rng.next_u64() % 3) as usize;
-                let mut p = String::new();
-                if rng.next_u64() % 3 == 0 {
-                    p.push('\u{2581}');
-                }
-                while p.chars().count() < len {
-                    p.push_str(alphabet[(rng.next_u64() % 6) as usize]);
-                }
-                if seen.insert(p.clone()) {
-                    let score = if round % 2 == 0 {
-                        -((rng.next_u64() % 8) as f32) * 0.5
-                    } else {
-                        -(rng.next_f64() * 8.0) as f32
-                    };
-                    pieces.push((p, score, Kind::Normal));
-                }
-            }
+            let pieces = random_pieces(&mut rng, &alphabet, 30, 3, round % 2 == 0);
             let list: Vec<(&str, f32, Kind)> =
                 pieces.iter().map(|p| (p.0.as_str(), p.1, p.2)).collect();
             let m = Unigram::new(&list, 0);
@@ -1129,30 +1146,7 @@ mod tests {
         let alphabet = ["a", "b", "c", "\u{2581}", "é", "x"];
         for round in 0..60 {
             let mut texts: Vec<String> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            let mut pieces: Vec<(String, f32, Kind)> = vec![("<unk>".into(), 0.0, Kind::Reserved)];
-            for _ in 0..40 {
-                let len = 1 + (rng.next_u64() % 4) as usize;
-                let mut p = String::new();
-                if rng.next_u64() % 3 == 0 {
-                    p.push('\u{2581}');
-                }
-                while p.chars().count() < len {
-                    let c = alphabet[(rng.next_u64() % 6) as usize];
-                    if c != "\u{2581}" {
-                        p.push_str(c);
-                    }
-                }
-                if seen.insert(p.clone()) {
-                    // coarse scores tie often; fine ones nearly tie
-                    let score = if round % 2 == 0 {
-                        -((rng.next_u64() % 8) as f32) * 0.5
-                    } else {
-                        -(rng.next_f64() * 8.0) as f32
-                    };
-                    pieces.push((p, score, Kind::Normal));
-                }
-            }
+            let pieces = random_pieces(&mut rng, &alphabet, 40, 4, round % 2 == 0);
             let list: Vec<(&str, f32, Kind)> =
                 pieces.iter().map(|p| (p.0.as_str(), p.1, p.2)).collect();
             let m = Unigram::new(&list, 0);
