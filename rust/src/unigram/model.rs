@@ -668,7 +668,7 @@ impl Unigram {
 
     /// Whether some piece spans the boundary before `word[i]` (`joins`; a boundary inside a
     /// character is spanned by every piece that holds the character).
-    #[cfg(test)]
+    #[inline]
     fn spans(&self, word: &[u8], i: usize) -> bool {
         let x = usize::from(word[i - 1]) << 8 | usize::from(word[i]);
         self.joins[x / 64] >> (x % 64) & 1 != 0
@@ -724,8 +724,7 @@ impl Unigram {
             while m != 0 {
                 let i = 64 * c + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let x = usize::from(word[i - 1]) << 8 | usize::from(word[i]);
-                if self.joins[x / 64] >> (x % 64) & 1 != 0 {
+                if self.spans(word, i) {
                     *chunk &= !(1 << (i % 64));
                 }
             }
