@@ -137,6 +137,32 @@ def test_no_collection_starts_while_the_lists_are_made(texts: list[str]) -> None
         _check(result, len(texts))
 
 
+def test_a_due_collection_runs_before_the_lists_are_tracked(texts: list[str]) -> None:
+    # Python 3.12 and later run a collection that came due inside a call once it has returned,
+    # when the batch's lists are tracked again: it would go through every one of them. The
+    # batch runs the due collection itself while they are still out of its sight.
+    gc.set_threshold(700, 10, 10)
+    for name, call in _shapes(texts).items():
+        young: list[int] = []
+
+        def seen(phase: str, info: dict[str, int]) -> None:
+            if phase == "start" and info["generation"] == 0:
+                young.append(len(gc.get_objects(0)))
+
+        gc.collect()
+        gc.callbacks.append(seen)
+        try:
+            result = call()
+            # A collection still pending runs at the interpreter's next check, by now.
+            after = [[k] for k in range(10)]
+        finally:
+            gc.callbacks.remove(seen)
+        assert len(after) == 10
+        assert young, f"{name}: no collection came due over {len(texts)} texts"
+        assert max(young) < len(texts) // 2, f"{name}: a young collection went through {max(young)} objects"
+        _check(result, len(texts))
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_collector_is_left_as_it_was(texts: list[str], enabled: bool) -> None:
     for name, call in _shapes(texts).items():

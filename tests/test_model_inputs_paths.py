@@ -148,18 +148,19 @@ def test_padded_rows_refuses_what_it_cannot_make() -> None:
     from bytepair import _core
 
     flat = array("I", [5, 6, 7]).tobytes()
-    ids, types, mask, special = _core.padded_rows(flat, [[0, 2], [2, 3]], None, [(-1, [1], 0), (0, [], 0)], 9, 4,
+    ids, types, mask, special = _core.padded_rows(flat, [0, 2, 2, 3], None, [(-1, [1], 0), (0, [], 0)], 9, 4,
                                                   True, True, True, True)
     assert ids == [[9, 1, 5, 6], [9, 9, 1, 7]]
     assert types == [[0, 0, 0, 0]] * 2 and mask == [[0, 1, 1, 1], [0, 0, 1, 1]]
     assert special == [[1, 1, 0, 0], [1, 1, 1, 0]]
     for a, layout, pad, needle in (
-        ([[0, 4]], [(0, [], 0)], 9, "outside"),
-        ([[2, 1]], [(0, [], 0)], 9, "outside"),
-        ([[0, 1]], [(2, [], 0)], 9, "unknown template item"),
-        ([[0, 1]], [(0, [], 0)], None, "pad id"),
+        ([0, 4], [(0, [], 0)], 9, "outside"),
+        ([2, 1], [(0, [], 0)], 9, "outside"),
+        ([0, 1, 2], [(0, [], 0)], 9, "not \\(start, stop\\) pairs"),
+        ([0, 1], [(2, [], 0)], 9, "unknown template item"),
+        ([0, 1], [(0, [], 0)], None, "pad id"),
     ):
         with pytest.raises(ValueError, match=needle):
             _core.padded_rows(flat, a, None, layout, pad, 3, False, False, True, False)
     with pytest.raises(ValueError, match="multiple of 4"):
-        _core.padded_rows(flat[:5], [[0, 1]], None, [(0, [], 0)], 9, 0, False, False, False, False)
+        _core.padded_rows(flat[:5], [0, 1], None, [(0, [], 0)], 9, 0, False, False, False, False)

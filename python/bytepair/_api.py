@@ -458,17 +458,9 @@ class ModelInputs:
         if return_attention_mask is None:
             return_attention_mask = "attention_mask" in self._inputs.model_input_names
 
-        # The output is many lists and tuples of ints, which form no cycles: the cyclic
-        # garbage collector, set off again and again by making them, is paused for the call.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            return self._call(texts, pairs, batched, plan, return_tensors, return_token_type_ids,
-                              return_attention_mask, return_overflowing_tokens, return_special_tokens_mask,
-                              return_offsets_mapping, return_length)
-        finally:
-            if paused:
-                gc.enable()
+        return self._call(texts, pairs, batched, plan, return_tensors, return_token_type_ids,
+                          return_attention_mask, return_overflowing_tokens, return_special_tokens_mask,
+                          return_offsets_mapping, return_length)
 
     def _call_one(self, text: str, add_special_tokens: bool) -> BatchEncoding | None:
         """``tok(text)`` with every other option at its default: the template around the ids,
@@ -514,6 +506,36 @@ class ModelInputs:
             if return_tensors == "np" or not batched:
                 return self._finish(out, batched, return_tensors, return_overflowing_tokens)
             return out
+        # Row by row, the output is many lists and tuples of ints, which form no cycles: the
+        # cyclic garbage collector, set off again and again by making them, is paused for it.
+        # (The flat path's lists are made in the extension, which runs a due collection before
+        # it hands them to the collector: paused here, that one would come after, through all.)
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._call_rows(texts, pairs, batched, plan, return_tensors, return_token_type_ids,
+                                   return_attention_mask, return_overflowing_tokens,
+                                   return_special_tokens_mask, return_offsets_mapping, return_length)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _call_rows(
+        self,
+        texts: list[str],
+        pairs: list[str] | None,
+        batched: bool,
+        plan: _Plan,
+        return_tensors: str | None,
+        return_token_type_ids: bool,
+        return_attention_mask: bool,
+        return_overflowing_tokens: bool,
+        return_special_tokens_mask: bool,
+        return_offsets_mapping: bool,
+        return_length: bool,
+    ) -> BatchEncoding:
+        """`_call` one row at a time: offsets, overflowing rows, or a post-processor with no layout."""
+        offsets = return_offsets_mapping
         encoded = self._encode_texts(texts + (pairs or []), offsets)
         a_side = encoded[: len(texts)]
         b_side = encoded[len(texts):] if pairs is not None else None
@@ -605,8 +627,9 @@ class ModelInputs:
         if return_tensors is None or longest > target:
             # Lists (rows of several lengths too, which _finish refuses for "np").
             starts = bounds[:-1]
-            a = np.stack((starts[:n] + a_start, starts[:n] + a_stop), axis=1).tolist()
-            b = np.stack((starts[n:] + b_start, starts[n:] + b_stop), axis=1).tolist() if pairs is not None else None
+            a = np.stack((starts[:n] + a_start, starts[:n] + a_stop), axis=1).ravel().tolist()
+            b = (np.stack((starts[n:] + b_start, starts[n:] + b_stop), axis=1).ravel().tolist()
+                 if pairs is not None else None)
             out = self._padded_rows(np.ascontiguousarray(flat, dtype=np.uint32).tobytes(), a, b, layout, plan, target,
                                     return_token_type_ids, return_attention_mask, return_special_tokens_mask)
             return out
@@ -734,8 +757,8 @@ class ModelInputs:
         fixed = sum(len(what) for what, _ in layout if not isinstance(what, str))
         count_a, count_b = sum(what == "A" for what, _ in layout), sum(what == "B" for what, _ in layout)
         longest = fixed + max((a1[k] - a0[k]) * count_a + (b1[k] - b0[k]) * count_b for k in range(n))
-        a = [[starts[k] + a0[k], starts[k] + a1[k]] for k in range(n)]
-        b = [[starts[n + k] + b0[k], starts[n + k] + b1[k]] for k in range(n)] if pairs is not None else None
+        a = [x for k in range(n) for x in (starts[k] + a0[k], starts[k] + a1[k])]
+        b = [x for k in range(n) for x in (starts[n + k] + b0[k], starts[n + k] + b1[k])] if pairs is not None else None
         flat_bytes = np.ascontiguousarray(flat, dtype=np.uint32).tobytes()
         return self._padded_rows(flat_bytes, a, b, layout, plan, _pad_target(plan, longest), return_token_type_ids,
                                  return_attention_mask, return_special_tokens_mask)
@@ -743,8 +766,8 @@ class ModelInputs:
     @staticmethod
     def _padded_rows(
         flat: bytes,
-        a: list[list[int]],
-        b: list[list[int]] | None,
+        a: list[int],
+        b: list[int] | None,
         layout: Layout,
         plan: _Plan,
         target: int,
@@ -754,8 +777,8 @@ class ModelInputs:
     ) -> BatchEncoding:
         """The rows of a batch made in Rust (``_core.padded_rows``) from its ids as one buffer
         of native uint32 (``flat``): no Python int per token, no list sliced and joined per
-        row. ``a[k]`` / ``b[k]``: the ``[start, stop)`` of text ``k``'s kept ids (and of its
-        pair's) in ``flat``."""
+        row. ``a[2k]``, ``a[2k + 1]`` / ``b[2k]``, ``b[2k + 1]``: the ``[start, stop)`` of text
+        ``k``'s kept ids (and of its pair's) in ``flat``, flat so that no list is made per text."""
         from bytepair import _core
 
         items = [(0 if what == "A" else 1, [], t) if isinstance(what, str) else (-1, list(what), t) for what, t in layout]

@@ -188,8 +188,8 @@ def compare_block(
 
 def padded_rows(
     flat: bytes,
-    a: list[list[int]],
-    b: list[list[int]] | None,
+    a: list[int],
+    b: list[int] | None,
     layout: list[tuple[int, list[int], int]],
     pad_id: int | None,
     target: int,

@@ -12,7 +12,6 @@ unless ``skip_special_tokens=True``.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -407,19 +406,12 @@ class WordPieceTokenizer(ModelInputs, Inspect):
         for t in texts:
             _check_text(t)
         num_threads = _check_threads(num_threads)
-        # The result is one list per text: making many lists at once sets off the cyclic
-        # garbage collector again and again (a third of the time on short documents), and
-        # lists of ints cannot form cycles; so it is paused for the call.
-        paused = gc.isenabled()
-        gc.disable()
+        # The extension keeps its lists out of the cyclic collector's sight while it makes them
+        # (py/mod.rs, `BatchLists`).
         try:
-            try:
-                return self._core.encode_batch_ids(texts, num_threads=num_threads)
-            except UnicodeEncodeError:
-                return self._core.encode_batch_ids([_repair_surrogates(t) for t in texts], num_threads=num_threads)
-        finally:
-            if paused:
-                gc.enable()
+            return self._core.encode_batch_ids(texts, num_threads=num_threads)
+        except UnicodeEncodeError:
+            return self._core.encode_batch_ids([_repair_surrogates(t) for t in texts], num_threads=num_threads)
 
     def encode_batch_numpy(
         self, texts: Sequence[str], *, num_threads: int | None = None, dtype: DTypeLike | None = None

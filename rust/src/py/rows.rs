@@ -59,7 +59,8 @@ impl<'py> Ints<'py> {
 /// The rows of a batch of `n` texts (and their pairs), each text's ids at `flat` (native-endian
 /// u32s): for row `k`, the template `layout` (`(-1, ids, type)` fixed tokens, `(0, [], type)`
 /// the kept slice `a[k]` of the text, `(1, [], type)` the kept slice `b[k]` of its pair, as
-/// `(start, stop)` indices into `flat`), padded with `pad_id` to `target` (on the left when
+/// `(start, stop)` indices into `flat`, given flat: `a[2k]`, `a[2k + 1]`, so that the caller
+/// makes no list per text for the collector to count), padded with `pad_id` to `target` (on the left when
 /// `left`; rows already that long or longer are left as they are). Returns the lists of
 /// `input_ids`, then of `token_type_ids`, `attention_mask` and `special_tokens_mask` where asked
 /// (None where not).
@@ -69,8 +70,8 @@ impl<'py> Ints<'py> {
 fn padded_rows<'py>(
     py: Python<'py>,
     flat: &[u8],
-    a: Vec<[usize; 2]>,
-    b: Option<Vec<[usize; 2]>>,
+    a: Vec<usize>,
+    b: Option<Vec<usize>>,
     layout: Vec<(i64, Vec<u32>, i64)>,
     pad_id: Option<u32>,
     target: usize,
@@ -93,8 +94,21 @@ fn padded_rows<'py>(
         .chunks_exact(4)
         .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
+    let windows = |flat: Vec<usize>, what: &str| -> PyResult<Vec<[usize; 2]>> {
+        if flat.len() % 2 != 0 {
+            return Err(PyValueError::new_err(format!(
+                "the {what} windows: {} bounds, not (start, stop) pairs",
+                flat.len()
+            )));
+        }
+        Ok(flat.chunks_exact(2).map(|w| [w[0], w[1]]).collect())
+    };
+    let a = windows(a, "text")?;
     let n = a.len();
-    let b = b.unwrap_or_else(|| vec![[0, 0]; n]);
+    let b = match b {
+        Some(b) => windows(b, "pair")?,
+        None => vec![[0, 0]; n],
+    };
     if b.len() != n {
         return Err(PyValueError::new_err(
             "the pair windows are not one per text",
