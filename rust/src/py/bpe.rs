@@ -158,11 +158,13 @@ impl PyEncoder {
         len: usize,
         ids: impl Iterator<Item = Rank>,
     ) -> PyResult<Bound<'py, PyList>> {
+        // The table's pointer and length read once, not again after each reference taken.
+        let ints: &[AtomicPtr<pyo3::ffi::PyObject>] = &self.ints;
         super::new_list(
             py,
             len,
             ids.map(|id| {
-                match self.ints.get(id as usize) {
+                match ints.get(id as usize) {
                     Some(slot) => {
                         let mut p = slot.load(Ordering::Acquire);
                         if p.is_null() {

@@ -339,10 +339,17 @@ pub(crate) fn new_list<'py>(
             crate::bpe::encode::advise_huge(slots as *const u8, len * std::mem::size_of::<usize>());
         }
         let list = Bound::from_owned_ptr(py, list);
+        // The slots written through a pointer read once: `PyList_SET_ITEM` reads the list's
+        // item pointer again for every item, since the reference each item takes is a write
+        // the compiler cannot tell apart from it.
+        #[cfg(not(feature = "abi3"))]
+        let slots = (*list.as_ptr().cast::<pyo3::ffi::PyListObject>()).ob_item;
         let mut filled = 0;
         for p in items.take(len) {
             #[cfg(not(feature = "abi3"))]
-            pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), filled as pyo3::ffi::Py_ssize_t, p);
+            {
+                *slots.add(filled) = p;
+            }
             #[cfg(feature = "abi3")]
             pyo3::ffi::PyList_SetItem(list.as_ptr(), filled as pyo3::ffi::Py_ssize_t, p);
             filled += 1;
@@ -350,6 +357,20 @@ pub(crate) fn new_list<'py>(
         assert_eq!(filled, len, "new_list: fewer items than its length");
         Ok(list.cast_into_unchecked())
     }
+}
+
+/// A new list of the shared ints of `ids` (`ints[id]` for each; every id below `ints.len()`).
+pub(crate) fn int_list<'py>(
+    py: Python<'py>,
+    ints: &[Py<PyAny>],
+    ids: &[crate::Rank],
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    new_list(
+        py,
+        ids.len(),
+        ids.iter()
+            .map(|&id| ints[id as usize].clone_ref(py).into_ptr()),
+    )
 }
 
 /// The lists of a batch call, each out of the cyclic collector's sight (untracked) until the

@@ -58,7 +58,7 @@ impl PySentencePiece {
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py)))
+        super::int_list(py, &self.ints, ids)
     }
 
     /// The texts encoded with the GIL released, on `num_threads` threads, in runs of

@@ -322,7 +322,7 @@ impl PyWordPiece {
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py)))
+        super::int_list(py, &self.ints, ids)
     }
 
     /// `encode_batch_ids` on several threads: chunks of the batch are encoded on the pool while
