@@ -43,10 +43,11 @@ same rows (tests/test_model_inputs_paths.py compares them):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bytepair.errors import BytepairError
@@ -170,6 +171,18 @@ def _windows(n: int, max_len: int, stride: int, side: str) -> list[tuple[int, in
         if start == 0:
             return out
         stop -= step
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (and back on if it was on)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _pad_target(plan: _Plan, longest: int) -> int:
@@ -509,67 +522,42 @@ class ModelInputs:
         # Row by row, the output is many lists and tuples of ints, which form no cycles: the
         # cyclic garbage collector, set off again and again by making them, is paused for it.
         # (The flat path's lists are made in the extension, which runs a due collection before
-        # it hands them to the collector: paused here, that one would come after, through all.)
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            return self._call_rows(texts, pairs, batched, plan, return_tensors, return_token_type_ids,
-                                   return_attention_mask, return_overflowing_tokens,
-                                   return_special_tokens_mask, return_offsets_mapping, return_length)
-        finally:
-            if paused:
-                gc.enable()
+        # it hands them to the collector: paused there, that one would come after, through all.)
+        with _collector_paused():
+            encoded = self._encode_texts(texts + (pairs or []), offsets)
+            a_side = encoded[: len(texts)]
+            b_side = encoded[len(texts):] if pairs is not None else None
+            rows: list[Encoding] = []
+            sample: list[int] = []
+            longest = 0  # the longest kept row: overflow rows are padded to it, not counted in it
+            for k, (ids, offs) in enumerate(a_side):
+                a = Encoding.of(ids, offs, text=texts[k])
+                b = None
+                if b_side is not None and pairs is not None:
+                    b = Encoding.of(b_side[k][0], b_side[k][1], type_id=1, text=pairs[k])
+                got = self._rows(a, b, plan)
+                longest = max(longest, len(got[0].ids))
+                if not return_overflowing_tokens:
+                    got = got[:1]
+                rows += got
+                sample += [k] * len(got)
+            self._pad_rows(rows, plan, longest)
 
-    def _call_rows(
-        self,
-        texts: list[str],
-        pairs: list[str] | None,
-        batched: bool,
-        plan: _Plan,
-        return_tensors: str | None,
-        return_token_type_ids: bool,
-        return_attention_mask: bool,
-        return_overflowing_tokens: bool,
-        return_special_tokens_mask: bool,
-        return_offsets_mapping: bool,
-        return_length: bool,
-    ) -> BatchEncoding:
-        """`_call` one row at a time: offsets, overflowing rows, or a post-processor with no layout."""
-        offsets = return_offsets_mapping
-        encoded = self._encode_texts(texts + (pairs or []), offsets)
-        a_side = encoded[: len(texts)]
-        b_side = encoded[len(texts):] if pairs is not None else None
-        rows: list[Encoding] = []
-        sample: list[int] = []
-        longest = 0  # the longest kept row: overflow rows are padded to it, not counted in it
-        for k, (ids, offs) in enumerate(a_side):
-            a = Encoding.of(ids, offs, text=texts[k])
-            b = None
-            if b_side is not None and pairs is not None:
-                b = Encoding.of(b_side[k][0], b_side[k][1], type_id=1, text=pairs[k])
-            got = self._rows(a, b, plan)
-            longest = max(longest, len(got[0].ids))
-            if not return_overflowing_tokens:
-                got = got[:1]
-            rows += got
-            sample += [k] * len(got)
-        self._pad_rows(rows, plan, longest)
-
-        out = BatchEncoding()
-        out["input_ids"] = [r.ids for r in rows]
-        if return_token_type_ids:
-            out["token_type_ids"] = [r.type_ids for r in rows]
-        if return_attention_mask:
-            out["attention_mask"] = [r.mask for r in rows]
-        if return_special_tokens_mask:
-            out["special_tokens_mask"] = [r.special for r in rows]
-        if return_offsets_mapping:
-            out["offset_mapping"] = [r.offsets for r in rows]
-        if return_length:
-            out["length"] = [len(r.ids) for r in rows]
-        if return_overflowing_tokens:
-            out["overflow_to_sample_mapping"] = sample
-        return self._finish(out, batched, return_tensors, return_overflowing_tokens)
+            out = BatchEncoding()
+            out["input_ids"] = [r.ids for r in rows]
+            if return_token_type_ids:
+                out["token_type_ids"] = [r.type_ids for r in rows]
+            if return_attention_mask:
+                out["attention_mask"] = [r.mask for r in rows]
+            if return_special_tokens_mask:
+                out["special_tokens_mask"] = [r.special for r in rows]
+            if return_offsets_mapping:
+                out["offset_mapping"] = [r.offsets for r in rows]
+            if return_length:
+                out["length"] = [len(r.ids) for r in rows]
+            if return_overflowing_tokens:
+                out["overflow_to_sample_mapping"] = sample
+            return self._finish(out, batched, return_tensors, return_overflowing_tokens)
 
     @staticmethod
     def _finish(out: BatchEncoding, batched: bool, return_tensors: str | None, overflow: bool) -> BatchEncoding:

@@ -4,7 +4,7 @@
 //! `rounds` times; prints the best and the median.
 //! `cargo run --release --example merges -- RANKS.tiktoken A.txt B.txt [preset] [rounds]`
 use bytepair_core::bpe::encode::Bpe;
-use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
+use bytepair_core::text::pretok::Pretokenizer;
 use std::collections::HashSet;
 
 mod common;
@@ -12,12 +12,8 @@ use common::cpu_seconds;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let ranks = bytepair_core::bpe::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
-    let a = std::fs::read_to_string(&args[2]).unwrap();
-    let b = std::fs::read_to_string(&args[3]).unwrap();
-    let preset = args.get(4).map_or("o200k", |p| p.as_str());
+    let (ranks, a, b, pat) = common::rank_texts(&args);
     let rounds: usize = args.get(5).map_or(20, |r| r.parse().unwrap());
-    let pat = PRESETS.iter().find(|(n, _)| *n == preset).unwrap().1;
     let pretok = Pretokenizer::new(Some(pat)).unwrap();
     let bpe = Bpe::from_ranks(ranks).unwrap();
     let pieces = |text: &str| {

@@ -4,7 +4,7 @@
 //! `cargo run --release --example unseen -- RANKS.tiktoken A.txt B.txt [preset] [repeats]`
 //! (`repeats`: how many times B is encoded again, 1 by default; more, to profile that pass.)
 use bytepair_core::bpe::encode::{Bpe, Encoder};
-use bytepair_core::text::pretok::{Pretokenizer, PRESETS};
+use bytepair_core::text::pretok::Pretokenizer;
 
 mod common;
 use common::cpu_seconds;
@@ -28,11 +28,7 @@ fn documents(text: &str) -> Vec<&str> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let ranks = bytepair_core::bpe::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
-    let a = std::fs::read_to_string(&args[2]).unwrap();
-    let b = std::fs::read_to_string(&args[3]).unwrap();
-    let preset = args.get(4).map_or("o200k", |p| p.as_str());
-    let pat = PRESETS.iter().find(|(n, _)| *n == preset).unwrap().1;
+    let (ranks, a, b, pat) = common::rank_texts(&args);
     let enc = Encoder::new(
         Bpe::from_ranks(ranks).unwrap(),
         Pretokenizer::new(Some(pat)).unwrap(),

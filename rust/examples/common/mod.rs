@@ -28,3 +28,23 @@ pub fn cpu_seconds() -> f64 {
             .as_secs_f64()
     }
 }
+
+/// A rank file's ranks: (id, token bytes).
+#[allow(dead_code)] // not every harness takes these arguments
+pub type Ranks = Vec<(u32, Vec<u8>)>;
+
+/// What the A / B harnesses read from `RANKS.tiktoken A.txt B.txt [preset]`: the ranks, texts
+/// A and B, and the preset's pattern (`o200k` when none is named).
+#[allow(dead_code)] // not every harness takes these arguments
+pub fn rank_texts(args: &[String]) -> (Ranks, String, String, &'static str) {
+    let ranks = bytepair_core::bpe::ranks::parse(&std::fs::read(&args[1]).unwrap()).unwrap();
+    let a = std::fs::read_to_string(&args[2]).unwrap();
+    let b = std::fs::read_to_string(&args[3]).unwrap();
+    let preset = args.get(4).map_or("o200k", |p| p.as_str());
+    let pattern = bytepair_core::text::pretok::PRESETS
+        .iter()
+        .find(|(n, _)| *n == preset)
+        .unwrap()
+        .1;
+    (ranks, a, b, pattern)
+}
