@@ -43,13 +43,12 @@ same rows (tests/test_model_inputs_paths.py compares them):
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from bytepair import _collector
 from bytepair.errors import BytepairError
 from bytepair.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bytepair.pipeline.templates import EdgeSpaces, Encoding, Layout, PostProcessor, default_layout, merge
@@ -171,18 +170,6 @@ def _windows(n: int, max_len: int, stride: int, side: str) -> list[tuple[int, in
         if start == 0:
             return out
         stop -= step
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for the block (and back on if it was on)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _pad_target(plan: _Plan, longest: int) -> int:
@@ -523,7 +510,7 @@ class ModelInputs:
         # cyclic garbage collector, set off again and again by making them, is paused for it.
         # (The flat path's lists are made in the extension, which runs a due collection before
         # it hands them to the collector: paused there, that one would come after, through all.)
-        with _collector_paused():
+        with _collector.paused():
             encoded = self._encode_texts(texts + (pairs or []), offsets)
             a_side = encoded[: len(texts)]
             b_side = encoded[len(texts):] if pairs is not None else None
