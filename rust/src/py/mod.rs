@@ -384,8 +384,9 @@ pub(crate) fn int_list<'py>(
 pub(crate) struct BatchLists<'py> {
     py: Python<'py>,
     lists: Vec<Bound<'py, pyo3::types::PyList>>,
-    /// Dropped after the lists are tracked again (fields drop after `drop` runs).
-    _collector: Option<CollectorOff<'py>>,
+    /// Dropped (the collector back on) once a due collection has run (`finish`); otherwise
+    /// after the lists are tracked again (fields drop after `drop` runs).
+    collector: Option<CollectorOff<'py>>,
 }
 
 impl<'py> BatchLists<'py> {
@@ -393,7 +394,7 @@ impl<'py> BatchLists<'py> {
         BatchLists {
             py,
             lists: Vec::with_capacity(n),
-            _collector: None,
+            collector: None,
         }
     }
 
@@ -404,7 +405,7 @@ impl<'py> BatchLists<'py> {
         BatchLists {
             py,
             lists: Vec::with_capacity(n),
-            _collector: Some(CollectorOff::new(py)),
+            collector: Some(CollectorOff::new(py)),
         }
     }
 
@@ -434,15 +435,17 @@ impl<'py> BatchLists<'py> {
 
     /// The list of the lists, each tracked again.
     pub(crate) fn finish(mut self) -> PyResult<Bound<'py, pyo3::types::PyList>> {
-        // A collection that came due while the lists were made runs here, while they are still
-        // out of its sight (`collect_due`). Then the collector back on, each list tracked again
-        // and moved into the list of lists, its reference handed over (a new one and the old
-        // one's release were two more writes to each list, most of them no longer in the
-        // caches).
-        if self.lists.len() >= COLLECT_DUE_LISTS {
-            collect_due(self.py, self._collector.as_ref().map(|off| off.was_on))?;
+        // A collection that came due while the lists were made runs now, while they are still
+        // out of its sight (`collect_due`), and with the collector still off: on, the calls
+        // into `gc` would ask for one more, which Python 3.12 runs after the call, through
+        // every list. Then the collector back on, each list tracked again and moved into the
+        // list of lists, its reference handed over (a new one and the old one's release were
+        // two more writes to each list, most of them no longer in the caches).
+        let was_on = self.collector.as_ref().is_some_and(|off| off.was_on);
+        if was_on && self.lists.len() >= COLLECT_DUE_LISTS {
+            collect_due(self.py)?;
         }
-        self._collector = None;
+        self.collector = None;
         let n = self.lists.len();
         let lists = std::mem::take(&mut self.lists);
         new_list(
@@ -461,26 +464,19 @@ impl<'py> BatchLists<'py> {
 const COLLECT_DUE_LISTS: usize = 256;
 
 /// Runs a collection of the youngest generation if one is due (more new containers than its
-/// threshold) and the collector is on (`on`: whether it was before a `CollectorOff`; asked of
-/// `gc` when `None`).
+/// threshold), for a batch that kept the collector off while it made its lists
+/// (`BatchLists::gil_held`) and found it on. Where the collector stays on, Python 3.12 has
+/// already asked for a collection to run after the call, and 3.11 has run the due ones inside.
 ///
 /// Python 3.12 and later only ask for a due collection inside an allocation and run it once the
 /// call has returned, when the batch's lists are tracked again: that young collection then went
 /// through every list just made (`list_traverse` and the visits of its items: a repeated
 /// SentencePiece `encode_batch` of 34 k lines under 3.12 counted 266 M instructions with it and
 /// 245 M without, in cachegrind). Run here, before they are tracked, it finds only what else is
-/// young. The
-/// lists join the youngest generation afterwards and are traversed once by the next collection
-/// that finds them alive, as any new container is, or never if they are freed before it.
-fn collect_due(py: Python<'_>, on: Option<bool>) -> PyResult<()> {
+/// young. The lists join the youngest generation afterwards and are traversed once by the next
+/// collection that finds them alive, as any new container is, or never if they are freed first.
+fn collect_due(py: Python<'_>) -> PyResult<()> {
     let gc = py.import("gc")?;
-    let on = match on {
-        Some(on) => on,
-        None => gc.call_method0("isenabled")?.is_truthy()?,
-    };
-    if !on {
-        return Ok(());
-    }
     let count: Vec<isize> = gc.call_method0("get_count")?.extract()?;
     let threshold: Vec<isize> = gc.call_method0("get_threshold")?.extract()?;
     let (Some(&count), Some(&threshold)) = (count.first(), threshold.first()) else {
@@ -501,10 +497,10 @@ fn collect_due(py: Python<'_>, on: Option<bool>) -> PyResult<()> {
 /// a full one, 4.6 to 5.1 ms of a 45 ms call; with the previous batch's lists still held, the
 /// older collections went through them too (unseen 27-31 MB/s against 35-41 with them freed).
 /// Python 3.12 and later only ask for a collection there and run it once the call has
-/// returned. Either way the collection that came due runs once, in `BatchLists::finish`
-/// before the lists are tracked again (`collect_due`). Only for code that holds the GIL from `new` to
-/// the drop, so that no other thread sees the collector off (or turns it off or on itself in
-/// between).
+/// returned. Either way the collection that came due runs once, in `BatchLists::finish`,
+/// before the lists are tracked again (`collect_due`). Only for code that holds the GIL from
+/// `new` to the drop, so that no other thread sees the collector off (or turns it off or on
+/// itself in between).
 pub(crate) struct CollectorOff<'py> {
     _py: Python<'py>,
     was_on: bool,
@@ -529,12 +525,6 @@ impl Drop for CollectorOff<'_> {
 
 impl Drop for BatchLists<'_> {
     fn drop(&mut self) {
-        // Lists still here were placed by their caller (`hide`): as in `finish`.
-        if self.lists.len() >= COLLECT_DUE_LISTS {
-            if let Err(e) = collect_due(self.py, self._collector.as_ref().map(|off| off.was_on)) {
-                e.write_unraisable(self.py, None);
-            }
-        }
         self.track_all();
     }
 }

@@ -60,8 +60,8 @@ impl<'py> Ints<'py> {
 /// u32s): for row `k`, the template `layout` (`(-1, ids, type)` fixed tokens, `(0, [], type)`
 /// the kept slice `a[k]` of the text, `(1, [], type)` the kept slice `b[k]` of its pair, as
 /// `(start, stop)` indices into `flat`, given flat: `a[2k]`, `a[2k + 1]`, so that the caller
-/// makes no list per text for the collector to count), padded with `pad_id` to `target` (on the left when
-/// `left`; rows already that long or longer are left as they are). Returns the lists of
+/// makes no list per text for the collector to count), padded with `pad_id` to `target` (on
+/// the left when `left`; rows already that long or longer are left as they are). Returns the lists of
 /// `input_ids`, then of `token_type_ids`, `attention_mask` and `special_tokens_mask` where asked
 /// (None where not).
 #[pyfunction]
