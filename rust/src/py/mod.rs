@@ -333,17 +333,16 @@ pub(crate) fn new_list<'py>(
         if list.is_null() {
             return Err(PyErr::fetch(py));
         }
-        #[cfg(not(feature = "abi3"))]
-        {
-            let slots = (*list.cast::<pyo3::ffi::PyListObject>()).ob_item;
-            crate::bpe::encode::advise_huge(slots as *const u8, len * std::mem::size_of::<usize>());
-        }
-        let list = Bound::from_owned_ptr(py, list);
         // The slots written through a pointer read once: `PyList_SET_ITEM` reads the list's
         // item pointer again for every item, since the reference each item takes is a write
         // the compiler cannot tell apart from it.
         #[cfg(not(feature = "abi3"))]
-        let slots = (*list.as_ptr().cast::<pyo3::ffi::PyListObject>()).ob_item;
+        let slots = {
+            let slots = (*list.cast::<pyo3::ffi::PyListObject>()).ob_item;
+            crate::bpe::encode::advise_huge(slots as *const u8, len * std::mem::size_of::<usize>());
+            slots
+        };
+        let list = Bound::from_owned_ptr(py, list);
         let mut filled = 0;
         for p in items.take(len) {
             #[cfg(not(feature = "abi3"))]

@@ -471,6 +471,12 @@ fn add_scores(total: f32, scores: [u32; 4], k: usize) -> f32 {
     }
 }
 
+/// The limit a cached payload begins with (its first two words, an `f64`'s bits).
+#[inline(always)]
+fn stored_limit(p: &[u32]) -> f64 {
+    f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)
+}
+
 #[derive(Clone, Copy)]
 struct Best {
     score: f32,
@@ -607,21 +613,14 @@ impl Unigram {
                             cache.insert(word, hash, payload)
                         })
                     });
-                    let cached = entry.filter(|at| {
-                        // the payload's first two words, its limit
-                        let p = cache.four(at.start);
-                        f64::from(total.abs())
-                            < f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)
-                    });
+                    let cached = entry
+                        .filter(|at| f64::from(total.abs()) < stored_limit(&cache.four(at.start)));
                     match cached {
                         Some(at) => {
                             let p = cache.payload(at.clone());
                             let k = (p.len() - 2) / 3;
                             if k <= 4 {
-                                // A word of up to four pieces (most): its scores added without
-                                // a loop, whose end went either way word after word; the lanes
-                                // past the word add +0.0, which leaves the sum as it was (but
-                                // for the sign of a zero, which no comparison sees).
+                                // a word of up to four pieces (most), without a loop
                                 total = add_scores(total, cache.four(at.start + 2 + k), k);
                             } else {
                                 for &score in &p[2 + k..2 + 2 * k] {
@@ -753,9 +752,7 @@ impl Unigram {
                 cache.insert(&s[a..b], hash, payload)
             });
             let k = (at.len() - 2) / 3;
-            let p = cache.four(at.start);
-            let limit = f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32);
-            margin = margin.min(self.margin(limit, cut - from));
+            margin = margin.min(self.margin(stored_limit(&cache.four(at.start)), cut - from));
             // four words at a time: the few a part has, without a call to `memcpy` for each
             let mut j = 0;
             while j < k {
@@ -1128,8 +1125,7 @@ mod tests {
                 );
                 m.exact(b, &mut lattice, &mut padded, &mut want);
                 assert_eq!(got[2..], want[2..], "round {round}: {w:?}");
-                let limit = |p: &[u32]| f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32);
-                let (g, e) = (limit(&got), limit(&want));
+                let (g, e) = (stored_limit(&got), stored_limit(&want));
                 assert!(
                     g == e || (g - e).abs() <= 1e-6 * e.abs().max(1.0),
                     "round {round}: {w:?}: limit {g} against {e}"
