@@ -306,7 +306,7 @@ impl SpmBpe {
                         payload.clear();
                         payload.extend(pieces.iter().map(|p| p.1));
                         payload.extend(pieces.iter().map(|p| p.0 as u32));
-                        cache.insert(word, hash, &payload);
+                        cache.insert_at(s, start, end, hash, &payload);
                     }
                     f(start, WordPieces::Searched(&pieces));
                 }

@@ -78,7 +78,7 @@ const MASKS: [[u64; 2]; SHORT + 1] = {
 /// The two zero-padded little-endian words of `s[start..start + n]` (`n` in 1..=16): 16 bytes
 /// loaded at once where `s` has them (all but a text's last words), masked to the word.
 #[inline(always)]
-fn short_key(s: &[u8], start: usize, n: usize) -> (u64, u64) {
+pub(crate) fn short_key(s: &[u8], start: usize, n: usize) -> (u64, u64) {
     let [ml, mh] = MASKS[n];
     match s.get(start..start + 16) {
         Some(w) => (
@@ -134,6 +134,30 @@ fn key_word(word: &[u8], i: usize) -> u32 {
                 }
             }
         }
+    }
+}
+
+/// Copies `from` to `to`. From 4 to 16 words (16 to 64 bytes), without a branch on the
+/// length: four 16-byte moves whose places overlap as the length needs (the first, the last,
+/// and two between, each inside `from`).
+///
+/// # Safety
+/// `to` is valid for writes of `from.len()` words and does not overlap `from`.
+#[inline(always)]
+unsafe fn copy_words(from: &[u32], to: *mut u32) {
+    let n = from.len();
+    if !(4..=16).contains(&n) {
+        std::ptr::copy_nonoverlapping(from.as_ptr(), to, n);
+        return;
+    }
+    // four windows of four words at 0, b, c, n - 4 (b = min(4, n - 4), c = max(n - 8, b)):
+    // together they cover 0..n for every n in 4..=16, and none leaves it
+    let last = n - 4;
+    let b = last.min(4);
+    let c = n.saturating_sub(8).max(b);
+    for o in [0, b, c, last] {
+        let w = std::ptr::read_unaligned(from.as_ptr().add(o).cast::<[u32; 4]>());
+        std::ptr::write_unaligned(to.add(o).cast::<[u32; 4]>(), w);
     }
 }
 
@@ -294,22 +318,61 @@ impl WordCache {
 
     /// Keeps `word` with `payload` (the cache is emptied first when full); returns where the
     /// payload is.
+    #[cfg(test)]
     pub fn insert(&mut self, word: &[u8], hash: u64, payload: &[u32]) -> std::ops::Range<usize> {
+        self.insert_at(word, 0, word.len(), hash, payload)
+    }
+
+    /// `insert` of `s[start..end]`, a short word's key loaded from `s` as `find_at` loads it.
+    ///
+    /// Written in place, with no branch on the word's or the payload's length for a short word
+    /// and a payload of 4 to 16 words (most entries). Pushed and extended a piece at a time
+    /// (the key's loop, its last word, the payload's `memcpy` by size), the inserts of a
+    /// Unigram first pass mispredicted 171 k branches, 2.6 an insert (`unigram/NOTES.md`).
+    pub fn insert_at(
+        &mut self,
+        s: &[u8],
+        start: usize,
+        end: usize,
+        hash: u64,
+        payload: &[u32],
+    ) -> std::ops::Range<usize> {
         if self.len >= CACHE_WORDS || self.arena.len() >= CACHE_ARENA {
             let model = self.model;
             self.reset(model);
         }
+        let n = end - start;
+        let words = key_words(n);
         // the entry in place of the padding, the padding after it again
         let at = self.arena.len() - PAD;
-        self.arena.truncate(at);
-        self.arena.push(word.len() as u32);
-        self.arena.push(payload.len() as u32);
-        self.arena
-            .extend((0..key_words(word.len())).map(|k| key_word(word, k)));
-        let start = self.arena.len();
-        self.arena.extend_from_slice(payload);
-        let end = self.arena.len();
-        self.arena.extend_from_slice(&[0; PAD]);
+        let begin = at + 2 + words;
+        let finish = begin + payload.len();
+        self.arena.reserve(finish + PAD - self.arena.len());
+        // SAFETY: the buffer has room for `finish + PAD` words (reserved above); every word
+        // from `at` to there is written below before the length is set.
+        unsafe {
+            let base = self.arena.as_mut_ptr();
+            let put = |i: usize, w: u32| base.add(i).write(w);
+            put(at, n as u32);
+            put(at + 1, payload.len() as u32);
+            if (1..=SHORT).contains(&n) {
+                let (lo, hi) = short_key(s, start, n);
+                put(at + 2, lo as u32);
+                put(at + 3, (lo >> 32) as u32);
+                put(at + 4, hi as u32);
+                put(at + 5, (hi >> 32) as u32);
+            } else {
+                let word = &s[start..end];
+                for k in 0..words {
+                    put(at + 2 + k, key_word(word, k));
+                }
+            }
+            copy_words(payload, base.add(begin));
+            for i in 0..PAD {
+                put(finish + i, 0);
+            }
+            self.arena.set_len(finish + PAD);
+        }
         let mask = self.slots.len() - 1;
         let mut i = hash as usize & mask;
         while self.slots[i].0 != 0 {
@@ -317,7 +380,7 @@ impl WordCache {
         }
         self.slots[i] = ((hash >> 32) as u32 | 1, at as u32);
         self.len += 1;
-        start..end
+        begin..finish
     }
 
     pub fn payload(&self, at: std::ops::Range<usize>) -> &[u32] {
@@ -335,6 +398,20 @@ impl WordCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every length from 0 to 40 words, copied into a buffer of guard words: the words of
+    /// `from` arrive, and nothing is written past them.
+    #[test]
+    fn copy_words_copies_every_length() {
+        for n in 0..=40usize {
+            let from: Vec<u32> = (0..n as u32).map(|i| 0x1000 + i).collect();
+            let mut to = vec![u32::MAX; n + 8];
+            // SAFETY: `to` has room for n words and is another buffer
+            unsafe { copy_words(&from, to.as_mut_ptr()) };
+            assert_eq!(&to[..n], &from[..], "length {n}");
+            assert!(to[n..].iter().all(|&w| w == u32::MAX), "length {n}");
+        }
+    }
 
     #[test]
     fn finds_what_it_keeps_and_only_that() {

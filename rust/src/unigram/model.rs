@@ -11,7 +11,7 @@
 //! so they nearly always win; unused pieces are never chosen.
 
 use crate::text::normalize::{char_len, SPACE_FINDER};
-use crate::text::word_cache::{WordCache, WordPieces, CACHE_WORD_BYTES};
+use crate::text::word_cache::{short_key, WordCache, WordPieces, CACHE_WORD_BYTES};
 use crate::Rank;
 
 /// What the encoder needs to know of each piece.
@@ -328,7 +328,9 @@ struct Buffers {
     parts: Parts,
 }
 
-/// 1 for the bytes `Unigram::search` looks at the places around: ASCII, but no letter or digit.
+/// 1 for the bytes `Unigram::search` looks at the places around: ASCII, but no letter or digit
+/// (`other_bits` tells them apart 16 at a time on x86-64).
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
 const OTHER: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
@@ -338,6 +340,48 @@ const OTHER: [u8; 256] = {
     }
     t
 };
+
+/// Bit i: byte i of the `k` (at most 16) bytes held in `lo`, `hi` (little-endian, as
+/// `short_key` loads them) is ASCII but no letter or digit (`OTHER`).
+#[inline(always)]
+fn other_bits(lo: u64, hi: u64, k: usize) -> u64 {
+    let keep = if k >= 16 { 0xFFFF } else { (1u64 << k) - 1 };
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY (here and below): SSE2 is part of x86-64. Bytes compared as signed: ASCII is 0
+        // or more; a letter of either case, with bit 5 set, is in 'a'..='z'.
+        let set = |b: u8| unsafe { _mm_set1_epi8(b as i8) };
+        let bits = unsafe {
+            let v = _mm_set_epi64x(hi as i64, lo as i64);
+            let ascii = _mm_cmpgt_epi8(v, set(0xFF));
+            let lower = _mm_or_si128(v, set(0x20));
+            let letter = _mm_and_si128(
+                _mm_cmpgt_epi8(lower, set(b'a' - 1)),
+                _mm_cmpgt_epi8(set(b'z' + 1), lower),
+            );
+            let digit = _mm_and_si128(
+                _mm_cmpgt_epi8(v, set(b'0' - 1)),
+                _mm_cmpgt_epi8(set(b'9' + 1), v),
+            );
+            _mm_movemask_epi8(_mm_andnot_si128(_mm_or_si128(letter, digit), ascii)) as u32
+        };
+        u64::from(bits) & keep
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut bits = 0u64;
+        for (i, b) in lo
+            .to_le_bytes()
+            .into_iter()
+            .chain(hi.to_le_bytes())
+            .enumerate()
+        {
+            bits |= u64::from(OTHER[usize::from(b)]) << i;
+        }
+        bits & keep
+    }
+}
 
 /// A word's pieces made from its parts' (`Unigram::search`): the first `n` of each array, which
 /// have room for a word's every byte and four more.
@@ -610,7 +654,7 @@ impl Unigram {
                     let entry = (word.len() <= CACHE_WORD_BYTES).then(|| {
                         cache.find_at(s, start, end, hash).unwrap_or_else(|| {
                             self.search(s, start..end, cache, lattice, padded, payload, parts);
-                            cache.insert(word, hash, payload)
+                            cache.insert_at(s, start, end, hash, payload)
                         })
                     });
                     let cached = entry
@@ -699,19 +743,29 @@ impl Unigram {
         }
         // Places looked at: where a byte is ASCII but no letter or digit, or follows one (most
         // places no piece spans are there, and a word of letters is one pass over its bytes);
-        // bit i: the place before byte i, 64 to a word.
+        // bit i: the place before byte i, 64 to a word. The bytes are classed 16 at a time
+        // (`other_bits`): a loop over each byte exited at a length nothing predicts.
+        let n = word.len();
+        let mut other = [0u64; CACHE_WORD_BYTES / 64];
+        let mut c = 0;
+        while 16 * c < n {
+            let k = (n - 16 * c).min(16);
+            let (lo, hi) = short_key(s, span.start + 16 * c, k);
+            other[c / 4] |= other_bits(lo, hi, k) << (16 * (c % 4));
+            c += 1;
+        }
         let mut cuts = [0u64; CACHE_WORD_BYTES / 64];
-        let mut any = 0;
-        let mut prev = u64::from(OTHER[usize::from(word[0])]);
-        for (c, chunk) in cuts.iter_mut().enumerate() {
-            let (lo, hi) = ((64 * c).max(1), (64 * c + 64).min(word.len()));
-            let mut m = 0u64;
-            for i in lo..hi {
-                let o = u64::from(OTHER[usize::from(word[i])]);
-                m |= (o | prev) << (i % 64);
-                prev = o;
-            }
-            *chunk = m;
+        let (mut any, mut carry) = (0, 0);
+        for (cut, &o) in cuts.iter_mut().zip(&other) {
+            *cut = o | o << 1 | carry;
+            carry = o >> 63;
+        }
+        // neither the place before the first byte nor the one after the last
+        cuts[0] &= !1;
+        if n < CACHE_WORD_BYTES {
+            cuts[n / 64] &= !(1 << (n % 64));
+        }
+        for &m in &cuts {
             any |= m;
         }
         if any == 0 {
@@ -749,7 +803,7 @@ impl Unigram {
             let hash = WordCache::hash_at(s, a, b);
             let at = cache.find_at(s, a, b, hash).unwrap_or_else(|| {
                 self.exact(&s[a..b], lattice, padded, payload);
-                cache.insert(&s[a..b], hash, payload)
+                cache.insert_at(s, a, b, hash, payload)
             });
             let k = (at.len() - 2) / 3;
             margin = margin.min(self.margin(stored_limit(&cache.four(at.start)), cut - from));
@@ -932,6 +986,23 @@ impl Unigram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `other_bits` against the table, for every byte at every place of 1 to 16 bytes.
+    #[test]
+    fn other_bits_are_the_tables() {
+        for b in 0..=255u8 {
+            for k in 1..=16usize {
+                for at in 0..k {
+                    let mut bytes = [b'a'; 16];
+                    bytes[at] = b;
+                    let lo = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+                    let hi = u64::from_le_bytes(bytes[8..].try_into().unwrap());
+                    let want = u64::from(OTHER[usize::from(b)]) << at;
+                    assert_eq!(other_bits(lo, hi, k), want, "byte {b:#x} at {at} of {k}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn trie_prefixes() {
