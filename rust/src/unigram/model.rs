@@ -832,9 +832,12 @@ impl Unigram {
         part(from, word.len());
         let k = parts.n;
         let bits = self.limit(margin, word.len()).to_bits();
+        // written into the payload's spare room, not zeroed first (a `memset` call by size)
         payload.clear();
-        payload.resize(2 + 3 * k + 4, 0);
-        payload[..2].copy_from_slice(&[bits as u32, (bits >> 32) as u32]);
+        payload.reserve(2 + 3 * k + 4);
+        let room = &mut payload.spare_capacity_mut()[..2 + 3 * k + 4];
+        room[0].write(bits as u32);
+        room[1].write((bits >> 32) as u32);
         // each region's last four may run into the next, which is written after it
         for (r, region) in [&parts.ids, &parts.scores, &parts.ends]
             .into_iter()
@@ -843,11 +846,14 @@ impl Unigram {
             let mut j = 0;
             while j < k {
                 let at = 2 + r * k + j;
-                payload[at..at + 4].copy_from_slice(&region[j..j + 4]);
+                let four: [u32; 4] = region[j..j + 4].try_into().expect("four words");
+                room[at..at + 4].copy_from_slice(&four.map(std::mem::MaybeUninit::new));
                 j += 4;
             }
         }
-        payload.truncate(2 + 3 * k);
+        // SAFETY: words 0 and 1 are written above, and each region's words (2 + r k up to
+        // 2 + (r + 1) k) by its copies of four.
+        unsafe { payload.set_len(2 + 3 * k) };
     }
 
     /// A word's best path in exact (64-bit) arithmetic with its margin (as the `limit` it
@@ -899,8 +905,10 @@ impl Unigram {
             n += 1;
             end = at[end].start();
         }
+        // written into the payload's spare room, not zeroed first (a `memset` call by size)
         payload.clear();
-        payload.resize(2 + 3 * n, 0);
+        payload.reserve(2 + 3 * n);
+        let room = &mut payload.spare_capacity_mut()[..2 + 3 * n];
         let mut margin = f64::INFINITY;
         let (mut k, mut end) = (n, size);
         while end > 0 {
@@ -911,13 +919,17 @@ impl Unigram {
                 UNKNOWN => (self.unk, self.unk_score),
                 unit => self.trie.key_at(unit),
             };
-            payload[2 + k] = id;
-            payload[2 + n + k] = score.to_bits();
-            payload[2 + 2 * n + k] = end as u32;
+            room[2 + k].write(id);
+            room[2 + n + k].write(score.to_bits());
+            room[2 + 2 * n + k].write(end as u32);
             end = l.start();
         }
         let bits = self.limit(margin, size).to_bits();
-        payload[..2].copy_from_slice(&[bits as u32, (bits >> 32) as u32]);
+        room[0].write(bits as u32);
+        room[1].write((bits >> 32) as u32);
+        // SAFETY: the path has `n` pieces, and the loop wrote the three words of each, for
+        // `k` from `n - 1` down to 0; words 0 and 1 just above.
+        unsafe { payload.set_len(2 + 3 * n) };
     }
 
     /// The 32-bit search of `s` with the path before it at score `s0`: appends the pieces and
