@@ -467,13 +467,31 @@ mod tests {
         words.dedup();
         let (kept, unkept): (Vec<_>, Vec<_>) =
             words.iter().enumerate().partition(|(i, _)| i % 3 != 0);
+        // payloads of 1 to 20 words; half the words kept from a slice of their own, half from
+        // inside a text (their key loaded from it, with other bytes around)
+        let payload =
+            |i: usize| -> Vec<u32> { (0..1 + i % 20).map(|j| (i * 100 + j) as u32).collect() };
         for &(i, w) in &kept {
-            c.insert(w, WordCache::hash(w), &[i as u32, 1, 2, 3, 4]);
+            let at = if i % 2 == 0 {
+                c.insert(w, WordCache::hash(w), &payload(i))
+            } else {
+                let mut text = vec![0xAB; 5];
+                text.extend_from_slice(w);
+                text.extend(std::iter::repeat_n(0xCD, 20));
+                c.insert_at(&text, 5, 5 + w.len(), WordCache::hash(w), &payload(i))
+            };
+            assert_eq!(c.payload(at), &payload(i)[..], "{w:?}");
         }
         for (i, w) in words.iter().enumerate() {
-            let want = kept.iter().any(|&(k, _)| k == i).then_some(i as u32);
+            let want = kept
+                .iter()
+                .any(|&(k, _)| k == i)
+                .then_some((i * 100) as u32);
             let alone = c.find(w, WordCache::hash(w)).map(|at| c.payload(at)[0]);
             assert_eq!(alone, want, "{w:?}");
+            if let Some(at) = c.find(w, WordCache::hash(w)) {
+                assert_eq!(c.payload(at), &payload(i)[..], "{w:?}");
+            }
             for (before, after) in [(0, 0), (3, 0), (0, 5), (17, 40)] {
                 let mut text = vec![0xAB; before];
                 text.extend_from_slice(w);
