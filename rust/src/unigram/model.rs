@@ -345,7 +345,7 @@ const OTHER: [u8; 256] = {
 /// `short_key` loads them) is ASCII but no letter or digit (`OTHER`).
 #[inline(always)]
 fn other_bits(lo: u64, hi: u64, k: usize) -> u64 {
-    let keep = if k >= 16 { 0xFFFF } else { (1u64 << k) - 1 };
+    let keep = (1u64 << k) - 1;
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
