@@ -110,6 +110,11 @@ def main() -> None:
     args = ap.parse_args()
     import numpy  # noqa: F401  (imported before anything is timed)
 
+    peer_module = "fastokens" if args.peer == "fastokens" else "sentencepiece"
+    try:
+        __import__(peer_module)
+    except ImportError:
+        sys.exit(f"{peer_module} is not installed: pip install {peer_module}")
     with tempfile.TemporaryDirectory(prefix="bytepair-interleaved-") as tmp:
         run(args, Path(tmp))
 
