@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import statistics
 import sys
 import tempfile
@@ -32,23 +31,10 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_peers import documents, halves, rank_file  # noqa: E402
+from bench_peers import documents, halves, ids_hash, rank_file  # noqa: E402
+from bench_sentencepiece import lines_of  # noqa: E402
 
 Fn = Callable[[list[str]], Any]
-PRESET = {"cl100k_base": "gpt4", "o200k_base": "o200k", "r50k_base": "gpt2", "p50k_base": "gpt2"}
-
-
-def flat_ids(out: Any) -> bytes:
-    """Every id of a pass as little-endian uint32, whatever shape the tool returned."""
-    import numpy as np
-
-    if isinstance(out, tuple) and isinstance(out[0], bytes):  # fastokens' flat buffer
-        return np.frombuffer(out[0], dtype="<u4").tobytes()
-    if isinstance(out, tuple):  # bytepair's (ids, offsets)
-        return np.asarray(out[0], dtype="<u4").tobytes()
-    if hasattr(out, "tobytes"):
-        return np.asarray(out, dtype="<u4").tobytes()
-    return b"".join(np.asarray(x, dtype="<u4").tobytes() for x in out)
 
 
 def bpe_tools(args: argparse.Namespace, tmp: Path) -> dict[str, Callable[[], Fn]]:
@@ -59,7 +45,7 @@ def bpe_tools(args: argparse.Namespace, tmp: Path) -> dict[str, Callable[[], Fn]
     path = rank_file(args.encoding, tmp)
 
     def ours() -> Fn:
-        t = bytepair.load_tiktoken(path, pattern=PRESET[args.encoding])
+        t = bytepair.load_tiktoken(path, pattern=bytepair.get_encoding(args.encoding).pattern)
         if args.shape == "call":
             return lambda ds: [t.encode_ordinary(d) for d in ds]
         return lambda ds: t.encode_batch_numpy(ds, num_threads=1)
@@ -131,8 +117,7 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
     else:
         if not (args.model and args.a and args.b):
             sys.exit("--peer spm needs --model, --a and --b")
-        docs_a = [x for x in Path(args.a).read_text(encoding="utf-8").split("\n") if x]
-        docs_b = [x for x in Path(args.b).read_text(encoding="utf-8").split("\n") if x]
+        docs_a, docs_b = lines_of(args.a), lines_of(args.b)
         tools = spm_tools(args)
         what = f"{Path(args.model).name}, {len(docs_a):,} + {len(docs_b):,} lines"
     passes = (("first", docs_a), ("unseen", docs_b), ("repeated", docs_b))
@@ -152,7 +137,7 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
                 out = fn(docs)
                 spent[name, p] = time.process_time() - t
             if r == 0:
-                digests[name] = hashlib.sha256(flat_ids(out)).hexdigest()
+                digests[name] = ids_hash(out)
             del fn, out
         if r == 0 and len(set(digests.values())) != 1:
             sys.exit(f"the tools' ids differ: {digests}")
