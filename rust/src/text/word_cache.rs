@@ -487,9 +487,9 @@ mod tests {
                 .iter()
                 .any(|&(k, _)| k == i)
                 .then_some((i * 100) as u32);
-            let alone = c.find(w, WordCache::hash(w)).map(|at| c.payload(at)[0]);
-            assert_eq!(alone, want, "{w:?}");
-            if let Some(at) = c.find(w, WordCache::hash(w)) {
+            let found = c.find(w, WordCache::hash(w));
+            assert_eq!(found.clone().map(|at| c.payload(at)[0]), want, "{w:?}");
+            if let Some(at) = found {
                 assert_eq!(c.payload(at), &payload(i)[..], "{w:?}");
             }
             for (before, after) in [(0, 0), (3, 0), (0, 5), (17, 40)] {
